@@ -1,0 +1,34 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# sroce: a software RoCEv2 RDMA device.
+#
+#   make                 sroce.ko for every supported kernel with headers
+#                        installed, and the rdma-core provider
+#   make KERNELRELEASE=R only kernel release R
+#   make check           build, then run the test suite in VMs
+#   make style           checkpatch, sparse and kernel-doc
+#   make clean           remove build/
+
+KERNELRELEASE ?=
+RELEASES := $(if $(KERNELRELEASE),$(KERNELRELEASE),$(shell scripts/kernels))
+
+all: module provider
+
+module: $(RELEASES:%=module-%)
+
+module-%:
+	scripts/build-module $*
+
+provider:
+	scripts/build-provider
+
+check: all
+	scripts/check $(RELEASES)
+
+style:
+	scripts/style $(RELEASES)
+
+clean:
+	rm -rf build
+
+.PHONY: all module provider check style clean

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * The one place where differences between supported kernels live.
+ *
+ * scripts/compat-probe inspects the headers of the kernel being built for
+ * and writes compat-probe.h, a list of SROCE_HAVE_<capability> macros.
+ * This file turns those into a single API for the rest of the driver, so
+ * no .c file ever tests a kernel version. Built in tree, the probe header
+ * is absent and the newest API is assumed.
+ */
+#ifndef SROCE_COMPAT_H
+#define SROCE_COMPAT_H
+
+#if __has_include("compat-probe.h")
+#include "compat-probe.h"
+#else
+#define SROCE_HAVE_CREATE_CQ_ATTRS 1
+#define SROCE_HAVE_IB_ACCESS_FLUSH 1
+#endif
+
+struct ib_udata;
+struct uverbs_attr_bundle;
+
+/*
+ * ib_device_ops.create_cq: the last argument became the uverbs attribute
+ * bundle, whose driver_udata is the old udata; kernel CQs pass NULL.
+ * SROCE_CREATE_CQ_ADAPTER(name, fn) defines the op name() on top of
+ * int fn(struct ib_cq *, const struct ib_cq_init_attr *, struct ib_udata *).
+ */
+#ifdef SROCE_HAVE_CREATE_CQ_ATTRS
+#define SROCE_CREATE_CQ_LAST_ARG struct uverbs_attr_bundle *attrs
+#define SROCE_CREATE_CQ_ADAPTER(name, fn)				\
+int name(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,	\
+	 struct uverbs_attr_bundle *attrs)				\
+{									\
+	return fn(ibcq, attr, attrs ? &attrs->driver_udata : NULL);	\
+}
+#else
+#define SROCE_CREATE_CQ_LAST_ARG struct ib_udata *udata
+#define SROCE_CREATE_CQ_ADAPTER(name, fn)				\
+int name(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,	\
+	 struct ib_udata *udata)					\
+{									\
+	return fn(ibcq, attr, udata);					\
+}
+#endif
+
+/* The FLUSH access rights of IBA 1.5 exist only on newer kernels. */
+#ifndef SROCE_HAVE_IB_ACCESS_FLUSH
+#define IB_ACCESS_FLUSH_GLOBAL		0
+#define IB_ACCESS_FLUSH_PERSISTENT	0
+#endif
+
+#endif /* SROCE_COMPAT_H */

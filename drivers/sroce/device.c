@@ -1,0 +1,573 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * DOC: Devices
+ *
+ * A sroce device is created by `rdma link add NAME type sroce netdev IF`
+ * and lives until `rdma link del NAME`, until IF is unregistered, or until
+ * the module is unloaded. It registers one RoCE port with UDP
+ * encapsulation (RoCE v2) whose GID table the RDMA core's RoCE GID cache
+ * fills from IF's IPv4 and IPv6 addresses.
+ *
+ * All devices are on one list. Readers on the receive path walk it under
+ * RCU; everything else takes sroce_devices_lock, which also serialises
+ * attaching devices to their namespace's UDP socket (socket.c). Lock
+ * order: rtnl_lock, then sroce_devices_lock.
+ *
+ * Teardown always runs through the RDMA core: ib_unregister_device*()
+ * calls sroce_dev_dealloc() once no verbs call can reach the device, and
+ * that undoes sroce_dev_add() step by step.
+ */
+#include <linux/if_arp.h>
+#include <net/addrconf.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
+
+#include "ah.h"
+#include "cq.h"
+#include "device.h"
+#include "mr.h"
+#include "mw.h"
+#include "params.h"
+#include "pd.h"
+#include "queue.h"
+#include "qp.h"
+#include "qp_state.h"
+#include "socket.h"
+#include "srq.h"
+#include "ucontext.h"
+
+DEFINE_MUTEX(sroce_devices_lock);
+static LIST_HEAD(sroce_devices);
+
+/*
+ * Worst-case headers around a payload that the netdev MTU must hold:
+ * IPv6 (40), UDP (8), BTH (12), RETH (16), ImmDt (4) and ICRC (4).
+ */
+#define SROCE_MAX_HDR_LEN	84
+
+static const unsigned int sroce_obj_limit[SROCE_NUM_OBJ] = {
+	[SROCE_OBJ_UCONTEXT] = INT_MAX,
+	[SROCE_OBJ_PD] = SROCE_MAX_PD,
+	[SROCE_OBJ_AH] = SROCE_MAX_AH,
+	[SROCE_OBJ_CQ] = SROCE_MAX_CQ,
+	[SROCE_OBJ_QP] = SROCE_MAX_QP,
+	[SROCE_OBJ_SRQ] = SROCE_MAX_SRQ,
+	[SROCE_OBJ_MR] = SROCE_MAX_MR,
+	[SROCE_OBJ_MW] = SROCE_MAX_MW,
+};
+
+/**
+ * sroce_dev_obj_get() - account for one more object of a kind
+ * @sdev: the device
+ * @kind: the object kind
+ *
+ * Return: 0, or -ENOMEM when the device's limit for @kind is reached.
+ */
+int sroce_dev_obj_get(struct sroce_dev *sdev, enum sroce_obj kind)
+{
+	if (atomic_inc_return(&sdev->num_obj[kind]) > sroce_obj_limit[kind]) {
+		atomic_dec(&sdev->num_obj[kind]);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/**
+ * sroce_dev_obj_put() - account for one object fewer
+ * @sdev: the device
+ * @kind: the object kind
+ */
+void sroce_dev_obj_put(struct sroce_dev *sdev, enum sroce_obj kind)
+{
+	atomic_dec(&sdev->num_obj[kind]);
+}
+
+static void init_attr(struct sroce_dev *sdev)
+{
+	struct ib_device_attr *a = &sdev->attr;
+
+	a->sys_image_guid = sdev->ibdev.node_guid;
+	a->max_mr_size = SROCE_MAX_MR_SIZE;
+	a->page_size_cap = SROCE_PAGE_SIZE_CAP;
+	a->vendor_id = SROCE_VENDOR_ID;
+	a->vendor_part_id = SROCE_VENDOR_PART_ID;
+	a->max_qp = SROCE_MAX_QP;
+	a->max_qp_wr = SROCE_MAX_QP_WR;
+	a->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
+			      IB_DEVICE_SYS_IMAGE_GUID |
+			      IB_DEVICE_RC_RNR_NAK_GEN;
+	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	a->max_send_sge = SROCE_MAX_SEND_SGE;
+	a->max_recv_sge = SROCE_MAX_RECV_SGE;
+	a->max_sge_rd = SROCE_MAX_SGE_RD;
+	a->max_cq = SROCE_MAX_CQ;
+	a->max_cqe = SROCE_MAX_CQE;
+	a->max_mr = SROCE_MAX_MR;
+	a->max_mw = SROCE_MAX_MW;
+	a->max_pd = SROCE_MAX_PD;
+	a->max_qp_rd_atom = SROCE_MAX_QP_RD_ATOM;
+	a->max_qp_init_rd_atom = SROCE_MAX_QP_INIT_RD_ATOM;
+	a->max_res_rd_atom = SROCE_MAX_QP * SROCE_MAX_QP_RD_ATOM;
+	a->atomic_cap = IB_ATOMIC_NONE;
+	a->masked_atomic_cap = IB_ATOMIC_NONE;
+	a->max_ah = SROCE_MAX_AH;
+	a->max_srq = SROCE_MAX_SRQ;
+	a->max_srq_wr = SROCE_MAX_SRQ_WR;
+	a->max_srq_sge = SROCE_MAX_SRQ_SGE;
+	a->max_fast_reg_page_list_len = SROCE_MAX_FAST_REG_PAGES;
+	a->max_pkeys = SROCE_MAX_PKEYS;
+	a->local_ca_ack_delay = SROCE_LOCAL_CA_ACK_DELAY;
+}
+
+static int sroce_query_device(struct ib_device *ibdev,
+			      struct ib_device_attr *attr,
+			      struct ib_udata *udata)
+{
+	if (udata && (udata->inlen || udata->outlen))
+		return -EINVAL;
+	*attr = to_sdev(ibdev)->attr;
+	return 0;
+}
+
+static int sroce_query_port(struct ib_device *ibdev, u32 port,
+			    struct ib_port_attr *attr)
+{
+	struct sroce_dev *sdev = to_sdev(ibdev);
+
+	/* The RDMA core zeroed *attr. */
+	spin_lock_bh(&sdev->port_lock);
+	attr->state = sdev->port_state;
+	attr->active_mtu = sdev->active_mtu;
+	spin_unlock_bh(&sdev->port_lock);
+
+	attr->phys_state = attr->state == IB_PORT_ACTIVE ?
+			   IB_PORT_PHYS_STATE_LINK_UP :
+			   IB_PORT_PHYS_STATE_DISABLED;
+	attr->max_mtu = IB_MTU_4096;
+	attr->gid_tbl_len = SROCE_GID_TABLE_LEN;
+	attr->port_cap_flags = IB_PORT_CM_SUP;
+	attr->max_msg_sz = SROCE_MAX_MSG_SIZE;
+	attr->pkey_tbl_len = SROCE_MAX_PKEYS;
+	attr->max_vl_num = 1;
+	return ib_get_eth_speed(ibdev, port, &attr->active_speed,
+				&attr->active_width);
+}
+
+static int sroce_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			    u16 *pkey)
+{
+	if (index >= SROCE_MAX_PKEYS)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+static int sroce_get_port_immutable(struct ib_device *ibdev, u32 port,
+				    struct ib_port_immutable *immutable)
+{
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->pkey_tbl_len = SROCE_MAX_PKEYS;
+	immutable->gid_tbl_len = SROCE_GID_TABLE_LEN;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+static enum rdma_link_layer sroce_get_link_layer(struct ib_device *ibdev,
+						 u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+/*
+ * The RDMA core wants NULL once the netdev is on its way out
+ * (NETDEV_UNREGISTER has begun), although we still hold our reference.
+ */
+static struct net_device *sroce_get_netdev(struct ib_device *ibdev, u32 port)
+{
+	struct net_device *ndev = to_sdev(ibdev)->ndev;
+
+	if (READ_ONCE(ndev->reg_state) != NETREG_REGISTERED)
+		return NULL;
+	dev_hold(ndev);
+	return ndev;
+}
+
+static void port_event(struct sroce_dev *sdev, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = &sdev->ibdev,
+		.element.port_num = 1,
+		.event = type,
+	};
+
+	ib_dispatch_event(&ev);
+}
+
+/**
+ * sroce_dev_port_update() - follow the netdev's administrative and carrier
+ * state
+ * @sdev: the device
+ *
+ * The port is ACTIVE while the netdev is up and has carrier, else DOWN;
+ * each change raises IB_EVENT_PORT_ACTIVE or IB_EVENT_PORT_ERR.
+ */
+void sroce_dev_port_update(struct sroce_dev *sdev)
+{
+	enum ib_port_state state, old;
+
+	state = netif_running(sdev->ndev) && netif_carrier_ok(sdev->ndev) ?
+		IB_PORT_ACTIVE : IB_PORT_DOWN;
+
+	spin_lock_bh(&sdev->port_lock);
+	old = sdev->port_state;
+	sdev->port_state = state;
+	spin_unlock_bh(&sdev->port_lock);
+
+	if (old == state)
+		return;
+	ibdev_info(&sdev->ibdev, "port %s\n",
+		   state == IB_PORT_ACTIVE ? "active" : "down");
+	port_event(sdev, state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
+						   IB_EVENT_PORT_ERR);
+}
+
+/**
+ * sroce_dev_mtu_update() - follow the netdev's MTU
+ * @sdev: the device
+ *
+ * The active MTU is the largest IB MTU whose packets, with the worst-case
+ * RoCEv2 headers, fit in the netdev's MTU (at least 256).
+ */
+void sroce_dev_mtu_update(struct sroce_dev *sdev)
+{
+	int payload = (int)READ_ONCE(sdev->ndev->mtu) - SROCE_MAX_HDR_LEN;
+
+	spin_lock_bh(&sdev->port_lock);
+	sdev->active_mtu = ib_mtu_int_to_enum(max(payload, 256));
+	spin_unlock_bh(&sdev->port_lock);
+}
+
+static void sroce_dev_dealloc(struct ib_device *ibdev);
+
+static const struct ib_device_ops sroce_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = SROCE_UVERBS_ABI_VERSION,
+
+	.alloc_hw_port_stats = sroce_stats_alloc,
+	.alloc_mr = sroce_mr_alloc,
+	.alloc_mw = sroce_mw_alloc,
+	.alloc_pd = sroce_pd_alloc,
+	.alloc_ucontext = sroce_ucontext_alloc,
+	.create_ah = sroce_ah_create,
+	.create_cq = sroce_cq_create,
+	.create_qp = sroce_qp_create,
+	.create_srq = sroce_srq_create,
+	.create_user_ah = sroce_ah_create,
+	.dealloc_driver = sroce_dev_dealloc,
+	.dealloc_mw = sroce_mw_dealloc,
+	.dealloc_pd = sroce_pd_dealloc,
+	.dealloc_ucontext = sroce_ucontext_dealloc,
+	.dereg_mr = sroce_mr_dereg,
+	.destroy_ah = sroce_ah_destroy,
+	.destroy_cq = sroce_cq_destroy,
+	.destroy_qp = sroce_qp_destroy,
+	.destroy_srq = sroce_srq_destroy,
+	.disassociate_ucontext = sroce_ucontext_disassociate,
+	.get_dma_mr = sroce_mr_get_dma,
+	.get_hw_stats = sroce_stats_get,
+	.get_link_layer = sroce_get_link_layer,
+	.get_netdev = sroce_get_netdev,
+	.get_port_immutable = sroce_get_port_immutable,
+	.map_mr_sg = sroce_mr_map_sg,
+	.mmap = sroce_queue_mmap,
+	.mmap_free = sroce_queue_mmap_free,
+	.modify_qp = sroce_qp_modify,
+	.modify_srq = sroce_srq_modify,
+	.poll_cq = sroce_cq_poll,
+	.post_recv = sroce_qp_post_recv,
+	.post_send = sroce_qp_post_send,
+	.post_srq_recv = sroce_srq_post_recv,
+	.query_ah = sroce_ah_query,
+	.query_device = sroce_query_device,
+	.query_pkey = sroce_query_pkey,
+	.query_port = sroce_query_port,
+	.query_qp = sroce_qp_query,
+	.query_srq = sroce_srq_query,
+	.reg_user_mr = sroce_mr_reg_user,
+	.req_notify_cq = sroce_cq_req_notify,
+	.resize_cq = sroce_cq_resize,
+
+	INIT_RDMA_OBJ_SIZE(ib_ah, sroce_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, sroce_mw, ibmw),
+	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, sroce_srq, ibsrq),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, sroce_ucontext, ibuc),
+};
+
+/**
+ * sroce_dev_find_rcu() - the device bound to a netdev
+ * @ndev: the netdev
+ *
+ * Context: rcu_read_lock() held; the result is valid until it is dropped.
+ * Return: the device or NULL.
+ */
+struct sroce_dev *sroce_dev_find_rcu(const struct net_device *ndev)
+{
+	struct sroce_dev *sdev;
+
+	list_for_each_entry_rcu(sdev, &sroce_devices, list)
+		if (sdev->ndev == ndev)
+			return sdev;
+	return NULL;
+}
+
+/**
+ * sroce_dev_get_by_netdev() - the registered device bound to a netdev
+ * @ndev: the netdev
+ *
+ * Return: the device with a reference the caller drops with
+ * ib_device_put(), or NULL if none is registered.
+ */
+struct sroce_dev *sroce_dev_get_by_netdev(struct net_device *ndev)
+{
+	struct sroce_dev *sdev;
+
+	rcu_read_lock();
+	sdev = sroce_dev_find_rcu(ndev);
+	if (sdev && !ib_device_try_get(&sdev->ibdev))
+		sdev = NULL;
+	rcu_read_unlock();
+	return sdev;
+}
+
+static struct sroce_dev *find_locked(const struct net_device *ndev)
+{
+	struct sroce_dev *sdev;
+
+	lockdep_assert_held(&sroce_devices_lock);
+	list_for_each_entry(sdev, &sroce_devices, list)
+		if (sdev->ndev == ndev)
+			return sdev;
+	return NULL;
+}
+
+static int sroce_dev_init(struct sroce_dev *sdev, struct net_device *ndev)
+{
+	struct ib_device *ibdev = &sdev->ibdev;
+
+	sdev->ndev = ndev;
+	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
+	sdev->net = dev_net(ndev);
+	INIT_LIST_HEAD(&sdev->list);
+	spin_lock_init(&sdev->port_lock);
+	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC);
+	xa_init_flags(&sdev->srqs, XA_FLAGS_ALLOC1);
+	xa_init_flags(&sdev->ahs, XA_FLAGS_ALLOC1);
+	xa_init_flags(&sdev->keys, XA_FLAGS_ALLOC1);
+	ida_init(&sdev->pd_ida);
+
+	strscpy(ibdev->node_desc, "sroce", sizeof(ibdev->node_desc));
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = num_possible_cpus();
+	ibdev->local_dma_lkey = 0;
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid, ndev->dev_addr);
+	init_attr(sdev);
+	ib_set_device_ops(ibdev, &sroce_dev_ops);
+
+	sdev->port_state = IB_PORT_DOWN;
+	sroce_dev_mtu_update(sdev);
+	return ib_device_set_netdev(ibdev, ndev, 1);
+}
+
+static void sroce_dev_uninit(struct sroce_dev *sdev)
+{
+	ida_destroy(&sdev->pd_ida);
+	xa_destroy(&sdev->keys);
+	xa_destroy(&sdev->ahs);
+	xa_destroy(&sdev->srqs);
+	xa_destroy(&sdev->qps);
+	netdev_put(sdev->ndev, &sdev->ndev_tracker);
+}
+
+/*
+ * Make a registered device visible to the netdev notifier and the receive
+ * path. Under rtnl_lock the netdev's registration state cannot change, so
+ * either the notifier will see the device when the netdev goes away, or
+ * the netdev is already going and we say so: the caller then unregisters.
+ */
+static int sroce_dev_publish(struct sroce_dev *sdev)
+{
+	int err = 0;
+
+	rtnl_lock();
+	mutex_lock(&sroce_devices_lock);
+	if (find_locked(sdev->ndev))
+		err = -EEXIST;
+	else if (sdev->ndev->reg_state != NETREG_REGISTERED)
+		err = -ENODEV;
+	else
+		list_add_tail_rcu(&sdev->list, &sroce_devices);
+	mutex_unlock(&sroce_devices_lock);
+	if (!err) {
+		sroce_dev_mtu_update(sdev);
+		sroce_dev_port_update(sdev);
+	}
+	rtnl_unlock();
+	return err;
+}
+
+static int attach_socket(struct sroce_dev *sdev)
+{
+	int err;
+
+	mutex_lock(&sroce_devices_lock);
+	err = find_locked(sdev->ndev) ? -EEXIST : sroce_socket_attach(sdev);
+	mutex_unlock(&sroce_devices_lock);
+	return err;
+}
+
+static void detach_socket(struct sroce_dev *sdev)
+{
+	mutex_lock(&sroce_devices_lock);
+	sroce_socket_detach(sdev);
+	mutex_unlock(&sroce_devices_lock);
+}
+
+/**
+ * sroce_dev_add() - rdma_link_ops.newlink: create and register a device
+ * @name: ib device name (may hold a %d pattern)
+ * @ndev: the Ethernet device to bind, referenced by the caller
+ *
+ * Return: 0 or a negative errno; the reason is logged.
+ */
+int sroce_dev_add(const char *name, struct net_device *ndev)
+{
+	struct sroce_dev *sdev;
+	int err;
+
+	if (ndev->type != ARPHRD_ETHER) {
+		netdev_err(ndev, "sroce: RoCE needs an Ethernet device\n");
+		return -EINVAL;
+	}
+
+	sdev = ib_alloc_device(sroce_dev, ibdev);
+	if (!sdev)
+		return -ENOMEM;
+	err = sroce_dev_init(sdev, ndev);
+	if (err)
+		goto err_uninit;
+	err = attach_socket(sdev);
+	if (err == -EEXIST)
+		netdev_err(ndev, "sroce: a device is already bound to it\n");
+	if (err)
+		goto err_uninit;
+	err = ib_register_device(&sdev->ibdev, name, NULL);
+	if (err) {
+		netdev_err(ndev, "sroce: registering %s failed: %d\n", name, err);
+		goto err_detach;
+	}
+
+	/* From here on, teardown is sroce_dev_dealloc()'s job. */
+	err = sroce_dev_publish(sdev);
+	if (err) {
+		netdev_err(ndev, "sroce: device lost a race: %d\n", err);
+		ib_unregister_device(&sdev->ibdev);
+	}
+	return err;
+
+err_detach:
+	detach_socket(sdev);
+err_uninit:
+	sroce_dev_uninit(sdev);
+	ib_dealloc_device(&sdev->ibdev);
+	return err;
+}
+
+/*
+ * ib_device_ops.dealloc_driver: the RDMA core has unregistered the device
+ * and no verbs call can reach it. Undo sroce_dev_add(); the core frees the
+ * memory after an RCU grace period, which the receive path relies on.
+ */
+static void sroce_dev_dealloc(struct ib_device *ibdev)
+{
+	struct sroce_dev *sdev = to_sdev(ibdev);
+
+	mutex_lock(&sroce_devices_lock);
+	if (!list_empty(&sdev->list))
+		list_del_rcu(&sdev->list);
+	sroce_socket_detach(sdev);
+	mutex_unlock(&sroce_devices_lock);
+	sroce_dev_uninit(sdev);
+}
+
+/**
+ * sroce_dev_netdev_gone() - NETDEV_UNREGISTER: remove the netdev's device
+ * @ndev: the netdev being unregistered
+ *
+ * The device stops using the namespace's socket now, because the
+ * namespace may be dismantled next (socket.c), and is unregistered from a
+ * workqueue: the RDMA core cannot unregister under rtnl_lock. The netdev
+ * waits for our reference, which sroce_dev_dealloc() drops.
+ */
+void sroce_dev_netdev_gone(struct net_device *ndev)
+{
+	struct sroce_dev *sdev;
+
+	ASSERT_RTNL();
+	mutex_lock(&sroce_devices_lock);
+	sdev = find_locked(ndev);
+	if (sdev) {
+		sroce_socket_detach(sdev);
+		if (ib_device_try_get(&sdev->ibdev)) {
+			ib_unregister_device_queued(&sdev->ibdev);
+			ib_device_put(&sdev->ibdev);
+		}
+	}
+	mutex_unlock(&sroce_devices_lock);
+}
+
+/**
+ * sroce_dev_detach_net() - stop every device of a namespace using its socket
+ * @net: the namespace being dismantled
+ */
+void sroce_dev_detach_net(struct net *net)
+{
+	struct sroce_dev *sdev;
+
+	mutex_lock(&sroce_devices_lock);
+	list_for_each_entry(sdev, &sroce_devices, list)
+		if (sdev->net == net)
+			sroce_socket_detach(sdev);
+	mutex_unlock(&sroce_devices_lock);
+}
+
+/**
+ * sroce_dev_remove_all() - unregister every device (module unload)
+ *
+ * New devices cannot appear: the link ops are already unregistered.
+ * ib_unregister_device() waits for an unregistration already under way,
+ * after which sroce_dev_dealloc() has taken the device off the list.
+ */
+void sroce_dev_remove_all(void)
+{
+	struct sroce_dev *sdev;
+
+	for (;;) {
+		mutex_lock(&sroce_devices_lock);
+		sdev = list_first_entry_or_null(&sroce_devices,
+						struct sroce_dev, list);
+		if (sdev)
+			get_device(&sdev->ibdev.dev);
+		mutex_unlock(&sroce_devices_lock);
+		if (!sdev)
+			break;
+		ib_unregister_device(&sdev->ibdev);
+		put_device(&sdev->ibdev.dev);
+	}
+}

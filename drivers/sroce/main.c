@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * sroce: a software RoCEv2 RDMA device.
+ *
+ * DOC: Module
+ *
+ * Loading the module registers the "sroce" link type with the RDMA core's
+ * netlink interface, a netdev notifier and the per-namespace state.
+ * Devices are created with `rdma link add NAME type sroce netdev IF`.
+ * Unloading removes every device first.
+ */
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <rdma/rdma_netlink.h>
+
+#include "device.h"
+#include "socket.h"
+
+/*
+ * The netdev notifier: the device follows its netdev's state, and goes
+ * away with it. Runs under rtnl_lock.
+ */
+static int sroce_netdev_event(struct notifier_block *nb, unsigned long event,
+			      void *ptr)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
+	struct sroce_dev *sdev;
+
+	if (event == NETDEV_UNREGISTER) {
+		sroce_dev_netdev_gone(ndev);
+		return NOTIFY_OK;
+	}
+
+	sdev = sroce_dev_get_by_netdev(ndev);
+	if (!sdev)
+		return NOTIFY_DONE;
+	switch (event) {
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+		sroce_dev_port_update(sdev);
+		break;
+	case NETDEV_CHANGEMTU:
+		sroce_dev_mtu_update(sdev);
+		break;
+	default:
+		break;
+	}
+	ib_device_put(&sdev->ibdev);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block sroce_netdev_notifier = {
+	.notifier_call = sroce_netdev_event,
+};
+
+static struct rdma_link_ops sroce_link_ops = {
+	.type = "sroce",
+	.newlink = sroce_dev_add,
+};
+
+static int __init sroce_init(void)
+{
+	int err;
+
+	err = sroce_socket_init();
+	if (err)
+		return err;
+	err = register_netdevice_notifier(&sroce_netdev_notifier);
+	if (err)
+		goto err_socket;
+	rdma_link_register(&sroce_link_ops);
+	return 0;
+
+err_socket:
+	sroce_socket_exit();
+	return err;
+}
+
+static void __exit sroce_exit(void)
+{
+	rdma_link_unregister(&sroce_link_ops);
+	sroce_dev_remove_all();
+	unregister_netdevice_notifier(&sroce_netdev_notifier);
+	sroce_socket_exit();
+}
+
+module_init(sroce_init);
+module_exit(sroce_exit);
+
+MODULE_DESCRIPTION("sroce: software RoCEv2 RDMA device");
+MODULE_LICENSE("Dual BSD/GPL");
+MODULE_ALIAS_RDMA_LINK("sroce");

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * DOC: Memory regions
+ *
+ * MRs and MWs share one key space (IBA 10.6.1): a key is a 24-bit index
+ * into the device's key table and an 8-bit variant. The table holds each
+ * object, tagged SROCE_KEY_MR or SROCE_KEY_MW, once it is complete.
+ *
+ * Access rights follow IBA 10.6.3.1: remote write and remote atomic
+ * require local write. On-demand paging and the FLUSH rights are not
+ * supported (-EOPNOTSUPP); optional flags (relaxed ordering) are accepted
+ * and ignored, as the RDMA core intends.
+ */
+#include <linux/random.h>
+#include <linux/slab.h>
+
+#include "device.h"
+#include "mr.h"
+#include "params.h"
+
+#define MR_ACCESS_FLAGS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			 IB_ACCESS_MW_BIND | IB_ACCESS_OPTIONAL)
+
+static int check_access(int access)
+{
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	if (access & (IB_ACCESS_ON_DEMAND | IB_ACCESS_FLUSH_GLOBAL |
+		      IB_ACCESS_FLUSH_PERSISTENT))
+		return -EOPNOTSUPP;
+	if (access & ~MR_ACCESS_FLAGS)
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * sroce_key_alloc() - reserve a key in the device's key table
+ * @sdev: the device
+ * @key: the new key: index in the upper 24 bits, a random variant below
+ *
+ * Return: 0, or -EBUSY/-ENOMEM when the table is full or memory is short.
+ */
+int sroce_key_alloc(struct sroce_dev *sdev, u32 *key)
+{
+	static u32 next = 1;	/* a hint; races are harmless */
+	u32 index;
+	int err;
+
+	err = xa_alloc_cyclic(&sdev->keys, &index, NULL,
+			      XA_LIMIT(1, (1 << 24) - 1), &next, GFP_KERNEL);
+	if (err < 0)
+		return err;
+	*key = index << 8 | get_random_u8();
+	return 0;
+}
+
+/**
+ * sroce_key_publish() - make a complete object findable by its key
+ * @sdev: the device
+ * @key: a key from sroce_key_alloc()
+ * @obj: the MR or MW
+ * @tag: SROCE_KEY_MR or SROCE_KEY_MW
+ */
+void sroce_key_publish(struct sroce_dev *sdev, u32 key, void *obj, int tag)
+{
+	xa_store(&sdev->keys, key >> 8, xa_tag_pointer(obj, tag), GFP_KERNEL);
+}
+
+/**
+ * sroce_key_free() - remove a key; lookups no longer find its object
+ * @sdev: the device
+ * @key: the key
+ */
+void sroce_key_free(struct sroce_dev *sdev, u32 key)
+{
+	xa_erase(&sdev->keys, key >> 8);
+}
+
+static struct sroce_mr *mr_new(struct sroce_dev *sdev, enum sroce_mr_type type,
+			       int access)
+{
+	struct sroce_mr *mr;
+	int err;
+
+	err = check_access(access);
+	if (err)
+		return ERR_PTR(err);
+	err = sroce_dev_obj_get(sdev, SROCE_OBJ_MR);
+	if (err)
+		return ERR_PTR(err);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr) {
+		err = -ENOMEM;
+		goto err_put;
+	}
+	err = sroce_key_alloc(sdev, &mr->ibmr.lkey);
+	if (err)
+		goto err_free;
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	mr->type = type;
+	mr->access = access;
+	return mr;
+
+err_free:
+	kfree(mr);
+err_put:
+	sroce_dev_obj_put(sdev, SROCE_OBJ_MR);
+	return ERR_PTR(err);
+}
+
+static void mr_free(struct sroce_dev *sdev, struct sroce_mr *mr)
+{
+	sroce_key_free(sdev, mr->ibmr.lkey);
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	kfree(mr->pages);
+	kfree(mr);
+	sroce_dev_obj_put(sdev, SROCE_OBJ_MR);
+}
+
+static struct ib_mr *mr_publish(struct sroce_dev *sdev, struct sroce_mr *mr)
+{
+	sroce_key_publish(sdev, mr->ibmr.lkey, mr, SROCE_KEY_MR);
+	return &mr->ibmr;
+}
+
+/**
+ * sroce_mr_get_dma() - ib_device_ops.get_dma_mr: all kernel memory
+ * @ibpd: the PD
+ * @access: access rights
+ *
+ * Return: the MR or an ERR_PTR.
+ */
+struct ib_mr *sroce_mr_get_dma(struct ib_pd *ibpd, int access)
+{
+	struct sroce_dev *sdev = to_sdev(ibpd->device);
+	struct sroce_mr *mr;
+
+	mr = mr_new(sdev, SROCE_MR_DMA, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->ibmr.length = U64_MAX;
+	return mr_publish(sdev, mr);
+}
+
+/**
+ * sroce_mr_reg_user() - ib_device_ops.reg_user_mr: pin and register user memory
+ * @ibpd: the PD
+ * @start: user virtual address
+ * @length: bytes
+ * @iova: the address the MR is accessed by
+ * @access: access rights
+ * @udata: unused
+ *
+ * Return: the MR, or an ERR_PTR: -EINVAL for bad rights or a length of 0
+ * or past the device limit, -EOPNOTSUPP for unsupported rights, or what
+ * pinning the pages returned.
+ */
+struct ib_mr *sroce_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibpd->device);
+	struct ib_umem *umem;
+	struct sroce_mr *mr;
+
+	if (!length || length > SROCE_MAX_MR_SIZE)
+		return ERR_PTR(-EINVAL);
+	mr = mr_new(sdev, SROCE_MR_USER, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	umem = ib_umem_get(ibpd->device, start, length, access);
+	if (IS_ERR(umem)) {
+		mr_free(sdev, mr);
+		return ERR_CAST(umem);
+	}
+	mr->umem = umem;
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = length;
+	return mr_publish(sdev, mr);
+}
+
+/**
+ * sroce_mr_alloc() - ib_device_ops.alloc_mr: an MR for fast registration
+ * @ibpd: the PD
+ * @type: IB_MR_TYPE_MEM_REG; other types are not supported
+ * @max_num_sg: pages the MR can map
+ *
+ * The MR is invalid until a registration work request maps it.
+ *
+ * Return: the MR or an ERR_PTR.
+ */
+struct ib_mr *sroce_mr_alloc(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg)
+{
+	struct sroce_dev *sdev = to_sdev(ibpd->device);
+	struct sroce_mr *mr;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > SROCE_MAX_FAST_REG_PAGES)
+		return ERR_PTR(-EINVAL);
+	mr = mr_new(sdev, SROCE_MR_FAST, 0);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->pages = kcalloc(max_num_sg, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages) {
+		mr_free(sdev, mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr->max_pages = max_num_sg;
+	return mr_publish(sdev, mr);
+}
+
+static int set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct sroce_mr *mr = container_of(ibmr, struct sroce_mr, ibmr);
+
+	if (mr->npages == mr->max_pages)
+		return -ENOMEM;
+	mr->pages[mr->npages++] = addr;
+	return 0;
+}
+
+/**
+ * sroce_mr_map_sg() - ib_device_ops.map_mr_sg: set a fast-registration
+ * page list
+ * @ibmr: an MR from sroce_mr_alloc()
+ * @sg: the scatterlist
+ * @sg_nents: its entries
+ * @sg_offset: offset into the first entry
+ *
+ * Return: the number of entries mapped.
+ */
+int sroce_mr_map_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset)
+{
+	struct sroce_mr *mr = container_of(ibmr, struct sroce_mr, ibmr);
+
+	mr->npages = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, set_page);
+}
+
+/**
+ * sroce_mr_dereg() - ib_device_ops.dereg_mr
+ * @ibmr: the MR; the RDMA core has checked that no MW is bound to it
+ * @udata: unused
+ *
+ * Return: 0.
+ */
+int sroce_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	mr_free(to_sdev(ibmr->device),
+		container_of(ibmr, struct sroce_mr, ibmr));
+	return 0;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+#ifndef SROCE_MR_H
+#define SROCE_MR_H
+
+#include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
+
+struct sroce_dev;
+
+/* Tags of the objects in the device's key table. */
+#define SROCE_KEY_MR	0
+#define SROCE_KEY_MW	1
+
+/**
+ * enum sroce_mr_type - how a memory region's memory is described
+ * @SROCE_MR_DMA: all of kernel memory (get_dma_mr)
+ * @SROCE_MR_USER: pinned user memory (@umem)
+ * @SROCE_MR_FAST: a page list set by a fast-registration WR (@pages)
+ */
+enum sroce_mr_type {
+	SROCE_MR_DMA,
+	SROCE_MR_USER,
+	SROCE_MR_FAST,
+};
+
+/**
+ * struct sroce_mr - a memory region
+ * @ibmr: the RDMA core's MR; lkey and rkey are the same key
+ * @type: what describes the memory
+ * @access: IB_ACCESS_* rights
+ * @umem: pinned user memory (SROCE_MR_USER)
+ * @pages: page addresses (SROCE_MR_FAST)
+ * @npages: entries of @pages in use
+ * @max_pages: entries of @pages
+ */
+struct sroce_mr {
+	struct ib_mr ibmr;
+	enum sroce_mr_type type;
+	int access;
+	struct ib_umem *umem;
+	u64 *pages;
+	u32 npages;
+	u32 max_pages;
+};
+
+int sroce_key_alloc(struct sroce_dev *sdev, u32 *key);
+void sroce_key_publish(struct sroce_dev *sdev, u32 key, void *obj, int tag);
+void sroce_key_free(struct sroce_dev *sdev, u32 key);
+
+struct ib_mr *sroce_mr_get_dma(struct ib_pd *ibpd, int access);
+struct ib_mr *sroce_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *sroce_mr_alloc(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg);
+int sroce_mr_map_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
+int sroce_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata);
+
+#endif /* SROCE_MR_H */

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * Device limits. These are the numbers query_device reports, and each one
+ * is enforced where the object is created: a request past a limit fails
+ * with an errno, it is never silently clamped.
+ */
+#ifndef SROCE_PARAMS_H
+#define SROCE_PARAMS_H
+
+#include <rdma/sroce-abi.h>
+
+#define SROCE_VENDOR_ID			0xffffff	/* none assigned */
+#define SROCE_VENDOR_PART_ID		0x5e0c
+
+#define SROCE_MAX_MR_SIZE		(1ULL << 40)
+#define SROCE_PAGE_SIZE_CAP		0xfffff000
+
+#define SROCE_MAX_QP			(1 << 16)
+#define SROCE_MAX_QP_WR			(1 << 14)
+#define SROCE_MAX_SEND_SGE		SROCE_MAX_SGE
+#define SROCE_MAX_RECV_SGE		SROCE_MAX_SGE
+#define SROCE_MAX_SGE_RD		SROCE_MAX_SGE
+#define SROCE_MAX_CQ			(1 << 14)
+#define SROCE_MAX_CQE			((1 << 16) - 1)
+#define SROCE_MAX_MR			(1 << 18)
+#define SROCE_MAX_MW			(1 << 16)
+#define SROCE_MAX_PD			(1 << 15)
+#define SROCE_MAX_AH			(1 << 15)
+#define SROCE_MAX_SRQ			(1 << 14)
+#define SROCE_MAX_SRQ_WR		(1 << 14)
+#define SROCE_MAX_SRQ_SGE		SROCE_MAX_SGE
+#define SROCE_MAX_QP_RD_ATOM		128
+#define SROCE_MAX_QP_INIT_RD_ATOM	128
+#define SROCE_MAX_FAST_REG_PAGES	512
+#define SROCE_MAX_PKEYS			1
+#define SROCE_GID_TABLE_LEN		1024
+#define SROCE_LOCAL_CA_ACK_DELAY	15
+#define SROCE_MAX_MSG_SIZE		(1U << 31)
+
+/* QP numbers 0 and 1 are the special QPs; ordinary QPs start here. */
+#define SROCE_FIRST_QPN			16
+#define SROCE_MAX_QPN			((1 << 24) - 1)
+
+/* Packet sequence numbers are 24 bits (IBA 9.7.1). */
+#define SROCE_PSN_MASK			0xffffff
+
+#endif /* SROCE_PARAMS_H */

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * DOC: QP state machine
+ *
+ * Modify QP follows IBA 11.2.4.2 and the state diagram of IBA 10.3.1:
+ * ib_modify_qp_is_ok() checks the transition and that the attribute mask
+ * holds every required and only allowed attributes for it (table 91 and
+ * following); we then check each attribute's value against the device
+ * and apply all of them or none.
+ *
+ * Entering RESET discards every posted work request and clears the
+ * attributes. Entering ERR completes every outstanding work request with
+ * IB_WC_WR_FLUSH_ERR (IBA 10.3.1), and for a QP on an SRQ raises
+ * IB_EVENT_QP_LAST_WQE_REACHED (IBA 11.6.3.1 and 10.2.9.5). Entering SQD
+ * raises IB_EVENT_SQ_DRAINED when asked (IBA 11.6.3.1) once nothing is in
+ * flight, which is immediately while no send is processed.
+ *
+ * Alternate paths and automatic path migration (IBA 17.2.8) are not
+ * supported: requests for them fail with -EOPNOTSUPP.
+ */
+#include "device.h"
+#include "params.h"
+#include "qp.h"
+#include "qp_state.h"
+
+#define QP_ACCESS_FLAGS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+
+/* Range checks of IBA 11.2.4.2 and of our device limits. */
+static int check_ranges(const struct ib_qp_attr *attr, int mask)
+{
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index >= SROCE_MAX_PKEYS)
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))
+		return -EINVAL;
+	if ((mask & IB_QP_TIMEOUT) && attr->timeout > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_RETRY_CNT) && attr->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_RNR_RETRY) && attr->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > SROCE_MAX_QP_INIT_RD_ATOM)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > SROCE_MAX_QP_RD_ATOM)
+		return -EINVAL;
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~QP_ACCESS_FLAGS))
+		return -EINVAL;
+	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > SROCE_MAX_QPN)
+		return -EINVAL;
+	return 0;
+}
+
+static int check_attr(const struct ib_qp_attr *attr, int mask,
+		      struct sroce_av *av)
+{
+	int err;
+
+	if (mask & (IB_QP_ALT_PATH | IB_QP_PATH_MIG_STATE | IB_QP_RATE_LIMIT))
+		return -EOPNOTSUPP;
+	err = check_ranges(attr, mask);
+	if (err)
+		return err;
+	if (mask & IB_QP_AV)
+		return sroce_av_from_attr(av, &attr->ah_attr);
+	return 0;
+}
+
+static void apply_attr(struct sroce_qp *qp, const struct ib_qp_attr *attr,
+		       int mask, const struct sroce_av *av)
+{
+	struct sroce_qp_attr *a = &qp->attr;
+
+	lockdep_assert_held(&qp->mutex);
+	if (mask & IB_QP_AV) {
+		a->av = *av;
+		a->av_valid = true;
+	}
+	if (mask & IB_QP_PATH_MTU)
+		a->path_mtu = attr->path_mtu;
+	if (mask & IB_QP_QKEY)
+		a->qkey = attr->qkey;
+	if (mask & IB_QP_DEST_QPN)
+		a->dest_qpn = attr->dest_qp_num;
+	if (mask & IB_QP_SQ_PSN)
+		a->sq_psn = attr->sq_psn & SROCE_PSN_MASK;
+	if (mask & IB_QP_RQ_PSN)
+		a->rq_psn = attr->rq_psn & SROCE_PSN_MASK;
+	if (mask & IB_QP_ACCESS_FLAGS)
+		a->access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_PKEY_INDEX)
+		a->pkey_index = attr->pkey_index;
+	if (mask & IB_QP_TIMEOUT)
+		a->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		a->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		a->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		a->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		a->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
+		a->en_sqd_async_notify = attr->en_sqd_async_notify;
+}
+
+/* Change the state word with every lock that guards it held. */
+static void store_state(struct sroce_qp *qp, enum ib_qp_state state)
+{
+	unsigned long flags;
+
+	lockdep_assert_held(&qp->mutex);
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	spin_lock(&qp->rq_lock);
+	WRITE_ONCE(qp->state, state);
+	spin_unlock(&qp->rq_lock);
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+}
+
+static void reset_qp(struct sroce_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	sroce_queue_discard(&qp->sq);
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	if (!qp->srq) {
+		spin_lock_irqsave(&qp->rq_lock, flags);
+		sroce_queue_discard(&qp->rq);
+		spin_unlock_irqrestore(&qp->rq_lock, flags);
+	}
+	memset(&qp->attr, 0, sizeof(qp->attr));
+}
+
+static void enter_state(struct sroce_qp *qp, enum ib_qp_state cur,
+			enum ib_qp_state new)
+{
+	store_state(qp, new);
+	switch (new) {
+	case IB_QPS_RESET:
+		reset_qp(qp);
+		break;
+	case IB_QPS_ERR:
+		sroce_qp_flush(qp);
+		if (qp->srq && cur != IB_QPS_ERR)
+			sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+		break;
+	case IB_QPS_SQD:
+		if (qp->attr.en_sqd_async_notify)
+			sroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
+		break;
+	default:
+		break;
+	}
+}
+
+/**
+ * sroce_qp_modify() - ib_device_ops.modify_qp
+ * @ibqp: the QP
+ * @attr: new attributes
+ * @mask: which attributes to change (enum ib_qp_attr_mask)
+ * @udata: unused
+ *
+ * Return: 0; -EINVAL for a transition the state diagram forbids, a mask
+ * that does not fit the transition, an attribute out of range, or a
+ * stated current state that is not the QP's; -EOPNOTSUPP for alternate
+ * paths, path migration and rate limits.
+ */
+int sroce_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	enum ib_qp_state cur, new;
+	struct sroce_av av;
+	int err;
+
+	mutex_lock(&qp->mutex);
+	cur = qp->state;
+	new = mask & IB_QP_STATE ? attr->qp_state : cur;
+	err = -EINVAL;
+	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur)
+		goto out;
+	if (!ib_modify_qp_is_ok(cur, new, ibqp->qp_type, mask))
+		goto out;
+	err = check_attr(attr, mask, &av);
+	if (err)
+		goto out;
+
+	apply_attr(qp, attr, mask, &av);
+	if (mask & IB_QP_STATE)
+		enter_state(qp, cur, new);
+out:
+	mutex_unlock(&qp->mutex);
+	if (err)
+		sroce_dbg(to_sdev(ibqp->device),
+			  "QP %u: modify %d -> %d mask %#x: %d\n",
+			  ibqp->qp_num, cur, new, mask, err);
+	return err;
+}

@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+#ifndef SROCE_SOCKET_H
+#define SROCE_SOCKET_H
+
+struct sroce_dev;
+
+int sroce_socket_attach(struct sroce_dev *sdev);
+void sroce_socket_detach(struct sroce_dev *sdev);
+int sroce_socket_init(void);
+void sroce_socket_exit(void);
+
+#endif /* SROCE_SOCKET_H */

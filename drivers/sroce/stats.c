@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * DOC: Counters
+ *
+ * Each device keeps a few counters of what it received and dropped. They
+ * are exposed as RDMA "hw" port counters, so `rdma statistic show link
+ * <dev>/1` and /sys/class/infiniband/<dev>/ports/1/hw_counters show them.
+ */
+#include "device.h"
+#include "stats.h"
+
+static const struct rdma_stat_desc sroce_stat_descs[] = {
+	[SROCE_STAT_RX_PACKETS].name = "rx_packets",
+	[SROCE_STAT_RX_BYTES].name = "rx_bytes",
+	[SROCE_STAT_RX_DROPPED].name = "rx_dropped",
+	[SROCE_STAT_RX_DROP_NO_DATAPATH].name = "rx_drop_no_datapath",
+};
+
+static_assert(ARRAY_SIZE(sroce_stat_descs) == SROCE_NUM_STATS);
+
+/**
+ * sroce_stats_alloc() - ib_device_ops.alloc_hw_port_stats
+ * @ibdev: the device
+ * @port: the port (always 1)
+ *
+ * Return: a new counter set, or NULL.
+ */
+struct rdma_hw_stats *sroce_stats_alloc(struct ib_device *ibdev, u32 port)
+{
+	return rdma_alloc_hw_stats_struct(sroce_stat_descs, SROCE_NUM_STATS,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+/**
+ * sroce_stats_get() - ib_device_ops.get_hw_stats: read the counters
+ * @ibdev: the device
+ * @stats: where to store the values
+ * @port: the port
+ * @index: the counter asked for; all are filled
+ *
+ * Return: the number of counters filled.
+ */
+int sroce_stats_get(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		    u32 port, int index)
+{
+	struct sroce_dev *sdev = to_sdev(ibdev);
+	int i;
+
+	for (i = 0; i < SROCE_NUM_STATS; i++)
+		stats->value[i] = atomic64_read(&sdev->stats.v[i]);
+	return SROCE_NUM_STATS;
+}

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR Linux-OpenIB) */
+/*
+ * sroce: the ABI between sroce.ko and its rdma-core provider, libsroce.
+ *
+ * This is the only header the kernel and the provider share. Everything in
+ * it is fixed-width and naturally aligned so that 32- and 64-bit processes
+ * see the same layout.
+ *
+ * Queues (send, receive, shared receive and completion) live in kernel
+ * memory that the provider maps with mmap() on the uverbs file, at the
+ * offset the create or resize response gives. Each mapping starts with a
+ * struct sroce_queue_hdr; the entries follow at SROCE_QUEUE_DATA_OFFSET.
+ * Indices are free-running 32-bit counters; entry i lives in slot
+ * (i & (num_entries - 1)). The producer index is written only by the
+ * producing side and the consumer index only by the consuming side. The
+ * kernel treats every index and every entry it reads from a user-mapped
+ * queue as untrusted input.
+ */
+#ifndef SROCE_ABI_USER_H
+#define SROCE_ABI_USER_H
+
+#include <linux/types.h>
+
+#define SROCE_UVERBS_ABI_VERSION	1
+
+/* Byte offset of the first entry in every queue mapping. */
+#define SROCE_QUEUE_DATA_OFFSET		256
+
+/* Limits of one work request, shared by both sides. */
+#define SROCE_MAX_SGE			32
+#define SROCE_MAX_INLINE_DATA		512
+
+/**
+ * struct sroce_queue_hdr - head of every shared queue mapping
+ * @producer: next index the producer will fill
+ * @consumer: next index the consumer will take
+ * @flags: SROCE_QUEUE_* flags, written by the kernel
+ *
+ * Each field sits in its own 64-byte line so that the two sides do not
+ * share a cache line on the fast path.
+ */
+struct sroce_queue_hdr {
+	__u32 producer;
+	__u32 reserved0[15];
+	__u32 consumer;
+	__u32 reserved1[15];
+	__u32 flags;
+	__u32 reserved2[15];
+};
+
+/* The kernel is not working this queue: the producer must ring the doorbell. */
+#define SROCE_QUEUE_NEED_WAKEUP		(1U << 0)
+
+/**
+ * struct sroce_queue_info - where and how to map one queue
+ * @mmap_offset: offset to pass to mmap() on the uverbs file
+ * @mmap_size: length of the mapping in bytes
+ * @num_entries: slots in the ring, a power of two
+ * @entry_size: bytes per slot, a multiple of 64
+ */
+struct sroce_queue_info {
+	__aligned_u64 mmap_offset;
+	__aligned_u64 mmap_size;
+	__u32 num_entries;
+	__u32 entry_size;
+};
+
+/**
+ * struct sroce_sge - one scatter/gather element in a work queue entry
+ * @addr: virtual address
+ * @length: bytes
+ * @lkey: local key of the memory region
+ */
+struct sroce_sge {
+	__aligned_u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/**
+ * struct sroce_send_wqe - one send queue entry
+ * @wr_id: returned in the completion
+ * @opcode: an IB_UVERBS_WR_* value
+ * @send_flags: IB_UVERBS_SEND_* flags
+ * @ex: immediate data (network byte order) or the rkey to invalidate
+ * @num_sge: entries used in @sge (0 when the data is inline)
+ * @inline_len: bytes of inline data stored in place of @sge
+ * @wr: opcode-specific fields
+ * @sge: scatter/gather list, or inline data when IB_UVERBS_SEND_INLINE
+ */
+struct sroce_send_wqe {
+	__aligned_u64 wr_id;
+	__u32 opcode;
+	__u32 send_flags;
+	__u32 ex;
+	__u32 num_sge;
+	__u32 inline_len;
+	__u32 reserved;
+	union {
+		struct {
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 reserved;
+		} rdma;
+		struct {
+			__aligned_u64 remote_addr;
+			__aligned_u64 compare_add;
+			__aligned_u64 swap;
+			__u32 rkey;
+			__u32 reserved;
+		} atomic;
+		struct {
+			__u32 ah_num;
+			__u32 remote_qpn;
+			__u32 remote_qkey;
+			__u32 reserved;
+		} ud;
+		struct {
+			__aligned_u64 addr;
+			__aligned_u64 length;
+			__u32 mw_rkey;
+			__u32 mr_lkey;
+			__u32 access;
+			__u32 reserved;
+		} bind_mw;
+	} wr;
+	struct sroce_sge sge[];
+};
+
+/**
+ * struct sroce_recv_wqe - one receive or shared receive queue entry
+ * @wr_id: returned in the completion
+ * @num_sge: entries used in @sge
+ * @reserved: must be zero
+ * @sge: scatter list
+ */
+struct sroce_recv_wqe {
+	__aligned_u64 wr_id;
+	__u32 num_sge;
+	__u32 reserved;
+	struct sroce_sge sge[];
+};
+
+/**
+ * struct sroce_cqe - one completion queue entry
+ * @wr_id: from the work request
+ * @status: an IB_UVERBS_WC_* status (enum ibv_wc_status)
+ * @opcode: an IB_UVERBS_WC_* opcode (enum ibv_wc_opcode)
+ * @vendor_err: driver-specific detail for error completions
+ * @byte_len: bytes transferred
+ * @ex: immediate data (network byte order) or invalidated rkey
+ * @qp_num: local QP number
+ * @src_qp: remote QP number (UD)
+ * @wc_flags: IB_UVERBS_WC_FLAGS-style flags (enum ibv_wc_flags)
+ * @pkey_index: P_Key index
+ * @slid: always zero on RoCE
+ * @sl: service level
+ * @dlid_path_bits: always zero on RoCE
+ * @port_num: port the completion came from
+ * @network_hdr_type: RDMA_NETWORK_IPV4 or RDMA_NETWORK_IPV6 (UD)
+ * @smac: source MAC address (UD)
+ * @vlan_id: VLAN id (UD)
+ */
+struct sroce_cqe {
+	__aligned_u64 wr_id;
+	__u32 status;
+	__u32 opcode;
+	__u32 vendor_err;
+	__u32 byte_len;
+	__u32 ex;
+	__u32 qp_num;
+	__u32 src_qp;
+	__u32 wc_flags;
+	__u16 pkey_index;
+	__u16 slid;
+	__u8 sl;
+	__u8 dlid_path_bits;
+	__u8 port_num;
+	__u8 network_hdr_type;
+	__u8 smac[6];
+	__u16 vlan_id;
+	__u32 reserved[2];
+};
+
+/* Driver data returned by the verbs commands. */
+
+struct sroce_alloc_ucontext_resp {
+	__u32 queue_data_offset;	/* SROCE_QUEUE_DATA_OFFSET */
+	__u32 max_inline_data;		/* SROCE_MAX_INLINE_DATA */
+};
+
+struct sroce_alloc_pd_resp {
+	__u32 pdn;
+	__u32 reserved;
+};
+
+struct sroce_create_ah_resp {
+	__u32 ah_num;
+	__u32 reserved;
+};
+
+struct sroce_create_cq_resp {
+	struct sroce_queue_info cq;
+};
+
+struct sroce_resize_cq_resp {
+	struct sroce_queue_info cq;
+};
+
+/* An absent queue (a QP on an SRQ has no RQ) has mmap_size 0. */
+struct sroce_create_qp_resp {
+	struct sroce_queue_info sq;
+	struct sroce_queue_info rq;
+};
+
+struct sroce_create_srq_resp {
+	struct sroce_queue_info rq;
+	__u32 srq_num;
+	__u32 reserved;
+};
+
+#endif /* SROCE_ABI_USER_H */
