@@ -31,6 +31,7 @@ int sroce_av_from_attr(struct sroce_av *av, const struct rdma_ah_attr *attr)
 {
 	const struct ib_global_route *grh = rdma_ah_read_grh(attr);
 	const struct ib_gid_attr *sgid_attr = grh->sgid_attr;
+	bool v4;
 	int type;
 
 	if (attr->type != RDMA_AH_ATTR_TYPE_ROCE ||
@@ -40,12 +41,10 @@ int sroce_av_from_attr(struct sroce_av *av, const struct rdma_ah_attr *attr)
 	    rdma_ah_get_sl(attr) > 15)
 		return -EINVAL;
 
-	type = rdma_gid_attr_network_type(sgid_attr);
-	if (type != RDMA_NETWORK_IPV4 && type != RDMA_NETWORK_IPV6)
-		return -EINVAL;
 	/* The destination must be of the source's IP version. */
-	if ((type == RDMA_NETWORK_IPV4) !=
-	    ipv6_addr_v4mapped((const struct in6_addr *)grh->dgid.raw))
+	type = rdma_gid_attr_network_type(sgid_attr);
+	v4 = ipv6_addr_v4mapped((const struct in6_addr *)grh->dgid.raw);
+	if (type != (v4 ? RDMA_NETWORK_IPV4 : RDMA_NETWORK_IPV6))
 		return -EINVAL;
 
 	memset(av, 0, sizeof(*av));

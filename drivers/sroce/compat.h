@@ -5,43 +5,40 @@
  * scripts/compat-probe inspects the headers of the kernel being built for
  * and writes compat-probe.h, a list of SROCE_HAVE_<capability> macros.
  * This file turns those into a single API for the rest of the driver, so
- * no .c file ever tests a kernel version. Built in tree, the probe header
- * is absent and the newest API is assumed.
+ * no .c file ever tests a kernel version. Built in tree, there is no probe
+ * header (Kbuild defines SROCE_HAVE_COMPAT_PROBE when there is one) and the
+ * newest API is assumed.
  */
 #ifndef SROCE_COMPAT_H
 #define SROCE_COMPAT_H
 
-#if __has_include("compat-probe.h")
+#ifdef SROCE_HAVE_COMPAT_PROBE
 #include "compat-probe.h"
 #else
 #define SROCE_HAVE_CREATE_CQ_ATTRS 1
 #define SROCE_HAVE_IB_ACCESS_FLUSH 1
 #endif
 
-struct ib_udata;
-struct uverbs_attr_bundle;
+#include <rdma/uverbs_ioctl.h>
 
 /*
  * ib_device_ops.create_cq: the last argument became the uverbs attribute
  * bundle, whose driver_udata is the old udata; kernel CQs pass NULL.
- * SROCE_CREATE_CQ_ADAPTER(name, fn) defines the op name() on top of
- * int fn(struct ib_cq *, const struct ib_cq_init_attr *, struct ib_udata *).
+ * Declare it as SROCE_CREATE_CQ_LAST_ARG (its name is "last") and read the
+ * udata with sroce_create_cq_udata(last).
  */
 #ifdef SROCE_HAVE_CREATE_CQ_ATTRS
-#define SROCE_CREATE_CQ_LAST_ARG struct uverbs_attr_bundle *attrs
-#define SROCE_CREATE_CQ_ADAPTER(name, fn)				\
-int name(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,	\
-	 struct uverbs_attr_bundle *attrs)				\
-{									\
-	return fn(ibcq, attr, attrs ? &attrs->driver_udata : NULL);	\
+#define SROCE_CREATE_CQ_LAST_ARG struct uverbs_attr_bundle *last
+static inline struct ib_udata *
+sroce_create_cq_udata(struct uverbs_attr_bundle *attrs)
+{
+	return attrs ? &attrs->driver_udata : NULL;
 }
 #else
-#define SROCE_CREATE_CQ_LAST_ARG struct ib_udata *udata
-#define SROCE_CREATE_CQ_ADAPTER(name, fn)				\
-int name(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,	\
-	 struct ib_udata *udata)					\
-{									\
-	return fn(ibcq, attr, udata);					\
+#define SROCE_CREATE_CQ_LAST_ARG struct ib_udata *last
+static inline struct ib_udata *sroce_create_cq_udata(struct ib_udata *udata)
+{
+	return udata;
 }
 #endif
 

@@ -49,10 +49,7 @@ static int cq_queue_publish(struct sroce_queue *q, struct ib_udata *udata)
 	return ib_copy_to_udata(udata, &resp, min(sizeof(resp), udata->outlen));
 }
 
-/*
- * create_cq with the provider's udata (NULL for a kernel CQ), whatever
- * the kernel passes: see SROCE_CREATE_CQ_ADAPTER.
- */
+/* create_cq, with the provider's udata or NULL for a kernel CQ. */
 static int cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		     struct ib_udata *udata)
 {
@@ -88,8 +85,20 @@ err_put:
 	return err;
 }
 
-/* sroce_cq_create(): ib_device_ops.create_cq, on top of cq_create(). */
-SROCE_CREATE_CQ_ADAPTER(sroce_cq_create, cq_create)
+/**
+ * sroce_cq_create() - ib_device_ops.create_cq
+ * @ibcq: the CQ, allocated by the RDMA core
+ * @attr: size, completion vector and flags
+ * @SROCE_CREATE_CQ_LAST_ARG: the provider's data, in whatever form this
+ *	kernel passes it (compat.h)
+ *
+ * Return: 0 or a negative errno.
+ */
+int sroce_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    SROCE_CREATE_CQ_LAST_ARG)
+{
+	return cq_create(ibcq, attr, sroce_create_cq_udata(last));
+}
 
 /**
  * sroce_cq_destroy() - ib_device_ops.destroy_cq
@@ -116,7 +125,7 @@ static int cq_move_entries(struct sroce_cq *cq, struct sroce_queue *q)
 	lockdep_assert_held(&cq->lock);
 	/* A user CQ's consumer index is the process's: read it once. */
 	if (old->side == SROCE_QUEUE_USER_CONSUMER)
-		cons = smp_load_acquire(&old->hdr->consumer);
+		cons = sroce_queue_load_index(&old->hdr->consumer);
 	count = old->prod - cons;
 	if (count > old->num_entries || count > q->num_entries)
 		return -EINVAL;
@@ -175,6 +184,15 @@ err_queue:
 	return err;
 }
 
+/* Kernel completion flags to the ABI's (enum ibv_wc_flags values). */
+static u32 wc_flags_to_user(int flags)
+{
+	return (flags & IB_WC_GRH ? SROCE_WC_GRH : 0) |
+	       (flags & IB_WC_WITH_IMM ? SROCE_WC_WITH_IMM : 0) |
+	       (flags & IB_WC_IP_CSUM_OK ? SROCE_WC_IP_CSUM_OK : 0) |
+	       (flags & IB_WC_WITH_INVALIDATE ? SROCE_WC_WITH_INV : 0);
+}
+
 static void wc_to_cqe(const struct ib_wc *wc, struct sroce_cqe *cqe)
 {
 	memset(cqe, 0, sizeof(*cqe));
@@ -187,7 +205,7 @@ static void wc_to_cqe(const struct ib_wc *wc, struct sroce_cqe *cqe)
 		  wc->ex.invalidate_rkey : (__force u32)wc->ex.imm_data;
 	cqe->qp_num = wc->qp->qp_num;
 	cqe->src_qp = wc->src_qp;
-	cqe->wc_flags = wc->wc_flags;
+	cqe->wc_flags = wc_flags_to_user(wc->wc_flags);
 	cqe->pkey_index = wc->pkey_index;
 	cqe->sl = wc->sl;
 	cqe->port_num = wc->port_num;

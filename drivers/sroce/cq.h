@@ -19,7 +19,7 @@
  */
 struct sroce_cq {
 	struct ib_cq ibcq;
-	spinlock_t lock;
+	spinlock_t lock;		/* see above */
 	struct sroce_queue queue;
 	u8 notify;
 	bool user;

@@ -37,6 +37,7 @@
 #include "srq.h"
 #include "ucontext.h"
 
+/* Protects sroce_devices and every device's socket attachment. */
 DEFINE_MUTEX(sroce_devices_lock);
 static LIST_HEAD(sroce_devices);
 
@@ -150,8 +151,16 @@ static int sroce_query_port(struct ib_device *ibdev, u32 port,
 	attr->max_msg_sz = SROCE_MAX_MSG_SIZE;
 	attr->pkey_tbl_len = SROCE_MAX_PKEYS;
 	attr->max_vl_num = 1;
-	return ib_get_eth_speed(ibdev, port, &attr->active_speed,
-				&attr->active_width);
+
+	/*
+	 * Report the netdev's speed when it has one. While the netdev is being
+	 * unregistered there is none to ask: keep the slowest rate rather than
+	 * fail a query the RDMA core makes during our own teardown.
+	 */
+	attr->active_speed = IB_SPEED_SDR;
+	attr->active_width = IB_WIDTH_1X;
+	ib_get_eth_speed(ibdev, port, &attr->active_speed, &attr->active_width);
+	return 0;
 }
 
 static int sroce_query_pkey(struct ib_device *ibdev, u32 port, u16 index,

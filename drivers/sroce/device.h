@@ -68,7 +68,7 @@ struct sroce_dev {
 	struct sroce_net *sn;
 	struct ib_device_attr attr;
 
-	spinlock_t port_lock;
+	spinlock_t port_lock;		/* see above */
 	enum ib_port_state port_state;
 	enum ib_mtu active_mtu;
 

@@ -49,7 +49,7 @@ int sroce_key_alloc(struct sroce_dev *sdev, u32 *key)
 	int err;
 
 	err = xa_alloc_cyclic(&sdev->keys, &index, NULL,
-			      XA_LIMIT(1, (1 << 24) - 1), &next, GFP_KERNEL);
+			      XA_LIMIT(1, 0xffffff), &next, GFP_KERNEL);
 	if (err < 0)
 		return err;
 	*key = index << 8 | get_random_u8();

@@ -12,22 +12,22 @@
 #define SROCE_VENDOR_ID			0xffffff	/* none assigned */
 #define SROCE_VENDOR_PART_ID		0x5e0c
 
-#define SROCE_MAX_MR_SIZE		(1ULL << 40)
+#define SROCE_MAX_MR_SIZE		0x10000000000ULL
 #define SROCE_PAGE_SIZE_CAP		0xfffff000
 
-#define SROCE_MAX_QP			(1 << 16)
-#define SROCE_MAX_QP_WR			(1 << 14)
+#define SROCE_MAX_QP			0x10000
+#define SROCE_MAX_QP_WR			0x4000
 #define SROCE_MAX_SEND_SGE		SROCE_MAX_SGE
 #define SROCE_MAX_RECV_SGE		SROCE_MAX_SGE
 #define SROCE_MAX_SGE_RD		SROCE_MAX_SGE
-#define SROCE_MAX_CQ			(1 << 14)
-#define SROCE_MAX_CQE			((1 << 16) - 1)
-#define SROCE_MAX_MR			(1 << 18)
-#define SROCE_MAX_MW			(1 << 16)
-#define SROCE_MAX_PD			(1 << 15)
-#define SROCE_MAX_AH			(1 << 15)
-#define SROCE_MAX_SRQ			(1 << 14)
-#define SROCE_MAX_SRQ_WR		(1 << 14)
+#define SROCE_MAX_CQ			0x4000
+#define SROCE_MAX_CQE			(0x10000 - 1)
+#define SROCE_MAX_MR			0x40000
+#define SROCE_MAX_MW			0x10000
+#define SROCE_MAX_PD			0x8000
+#define SROCE_MAX_AH			0x8000
+#define SROCE_MAX_SRQ			0x4000
+#define SROCE_MAX_SRQ_WR		0x4000
 #define SROCE_MAX_SRQ_SGE		SROCE_MAX_SGE
 #define SROCE_MAX_QP_RD_ATOM		128
 #define SROCE_MAX_QP_INIT_RD_ATOM	128
@@ -35,11 +35,11 @@
 #define SROCE_MAX_PKEYS			1
 #define SROCE_GID_TABLE_LEN		1024
 #define SROCE_LOCAL_CA_ACK_DELAY	15
-#define SROCE_MAX_MSG_SIZE		(1U << 31)
+#define SROCE_MAX_MSG_SIZE		0x80000000U
 
 /* QP numbers 0 and 1 are the special QPs; ordinary QPs start here. */
 #define SROCE_FIRST_QPN			16
-#define SROCE_MAX_QPN			((1 << 24) - 1)
+#define SROCE_MAX_QPN			0xffffff
 
 /* Packet sequence numbers are 24 bits (IBA 9.7.1). */
 #define SROCE_PSN_MASK			0xffffff

@@ -69,9 +69,9 @@ struct sroce_qp_attr {
  */
 struct sroce_qp {
 	struct ib_qp ibqp;
-	struct mutex mutex;
-	spinlock_t sq_lock;
-	spinlock_t rq_lock;
+	struct mutex mutex;		/* see above */
+	spinlock_t sq_lock;		/* see above */
+	spinlock_t rq_lock;		/* see above */
 	enum ib_qp_state state;
 	struct sroce_queue sq;
 	struct sroce_queue rq;

@@ -31,7 +31,7 @@
 #include "queue.h"
 
 /* Largest ring: the largest queue limit, with room to spare. */
-#define SROCE_QUEUE_MAX_ENTRIES		(1U << 20)
+#define SROCE_QUEUE_MAX_ENTRIES		0x100000
 
 /**
  * struct sroce_mmap_entry - a ring published to userspace
@@ -138,9 +138,9 @@ static void load_indices(struct sroce_queue *q, u32 *prod, u32 *cons)
 	*prod = q->prod;
 	*cons = q->cons;
 	if (q->side == SROCE_QUEUE_USER_PRODUCER)
-		*prod = smp_load_acquire(&q->hdr->producer);
+		*prod = sroce_queue_load_index(&q->hdr->producer);
 	else if (q->side == SROCE_QUEUE_USER_CONSUMER)
-		*cons = smp_load_acquire(&q->hdr->consumer);
+		*cons = sroce_queue_load_index(&q->hdr->consumer);
 }
 
 /**
@@ -186,6 +186,7 @@ void *sroce_queue_head(struct sroce_queue *q)
 void sroce_queue_pop(struct sroce_queue *q)
 {
 	q->cons++;
+	/* Our reads of the entry happen before the producer may reuse it. */
 	smp_store_release(&q->hdr->consumer, q->cons);
 }
 
@@ -216,6 +217,7 @@ void *sroce_queue_tail(struct sroce_queue *q)
 void sroce_queue_push(struct sroce_queue *q)
 {
 	q->prod++;
+	/* The entry's contents are visible before the new index. */
 	smp_store_release(&q->hdr->producer, q->prod);
 }
 
@@ -229,6 +231,7 @@ void sroce_queue_discard(struct sroce_queue *q)
 
 	load_indices(q, &prod, &cons);
 	q->cons = prod;
+	/* As in sroce_queue_pop(). */
 	smp_store_release(&q->hdr->consumer, q->cons);
 }
 

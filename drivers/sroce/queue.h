@@ -62,6 +62,20 @@ int sroce_queue_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
 void sroce_queue_mmap_free(struct rdma_user_mmap_entry *e);
 
 /**
+ * sroce_queue_load_index() - read an index the other side publishes
+ * @index: the index in the queue header
+ *
+ * Return: its value; what the other side wrote before publishing it (the
+ * entries it produced, or its reads of the entries it consumed) is ordered
+ * before our accesses that follow.
+ */
+static inline u32 sroce_queue_load_index(const u32 *index)
+{
+	/* Pairs with the release store that published the index. */
+	return smp_load_acquire(index);
+}
+
+/**
  * sroce_queue_slot() - the entry at a free-running index
  * @q: the queue
  * @index: any index; it is reduced modulo the ring size

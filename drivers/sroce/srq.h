@@ -19,7 +19,7 @@
  */
 struct sroce_srq {
 	struct ib_srq ibsrq;
-	spinlock_t lock;
+	spinlock_t lock;		/* see above */
 	struct sroce_queue rq;
 	u32 srq_num;
 	u32 max_wr;

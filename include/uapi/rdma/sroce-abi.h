@@ -151,7 +151,7 @@ struct sroce_recv_wqe {
  * @ex: immediate data (network byte order) or invalidated rkey
  * @qp_num: local QP number
  * @src_qp: remote QP number (UD)
- * @wc_flags: IB_UVERBS_WC_FLAGS-style flags (enum ibv_wc_flags)
+ * @wc_flags: SROCE_WC_* flags (the values of enum ibv_wc_flags)
  * @pkey_index: P_Key index
  * @slid: always zero on RoCE
  * @sl: service level
@@ -181,6 +181,15 @@ struct sroce_cqe {
 	__u16 vlan_id;
 	__u32 reserved[2];
 };
+
+/*
+ * Completion flags in struct sroce_cqe. They have the values of rdma-core's
+ * enum ibv_wc_flags, which differ from the kernel's enum ib_wc_flags.
+ */
+#define SROCE_WC_GRH			(1U << 0)
+#define SROCE_WC_WITH_IMM		(1U << 1)
+#define SROCE_WC_IP_CSUM_OK		(1U << 2)
+#define SROCE_WC_WITH_INV		(1U << 3)
 
 /* Driver data returned by the verbs commands. */
 

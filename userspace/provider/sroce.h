@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * libsroce: the rdma-core provider for sroce, a software RoCEv2 device.
+ *
+ * The kernel allocates every queue and the provider maps it; the layout of
+ * a mapping is described in <rdma/sroce-abi.h>, shared with sroce.ko.
+ */
+#ifndef SROCE_H
+#define SROCE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/driver.h>
+#include <infiniband/kern-abi.h>
+#include <rdma/sroce-abi.h>
+#include <kernel-abi/sroce-abi.h>
+
+DECLARE_DRV_CMD(sroce_cmd_get_context, IB_USER_VERBS_CMD_GET_CONTEXT,
+		empty, sroce_alloc_ucontext_resp);
+DECLARE_DRV_CMD(sroce_cmd_alloc_pd, IB_USER_VERBS_CMD_ALLOC_PD,
+		empty, sroce_alloc_pd_resp);
+DECLARE_DRV_CMD(sroce_cmd_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
+		empty, sroce_create_ah_resp);
+DECLARE_DRV_CMD(sroce_cmd_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
+		empty, sroce_create_cq_resp);
+DECLARE_DRV_CMD(sroce_cmd_create_cq_ex, IB_USER_VERBS_EX_CMD_CREATE_CQ,
+		empty, sroce_create_cq_resp);
+DECLARE_DRV_CMD(sroce_cmd_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
+		empty, sroce_resize_cq_resp);
+DECLARE_DRV_CMD(sroce_cmd_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
+		empty, sroce_create_qp_resp);
+DECLARE_DRV_CMD(sroce_cmd_create_qp_ex, IB_USER_VERBS_EX_CMD_CREATE_QP,
+		empty, sroce_create_qp_resp);
+DECLARE_DRV_CMD(sroce_cmd_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
+		empty, sroce_create_srq_resp);
+
+struct sroce_device {
+	struct verbs_device	ibv_dev;
+};
+
+struct sroce_context {
+	struct verbs_context	ibv_ctx;
+	/* Both as the kernel reported them at context creation. */
+	uint32_t		queue_data_offset;
+	uint32_t		max_inline_data;
+};
+
+struct sroce_pd {
+	struct ibv_pd		ibv_pd;
+	uint32_t		pdn;
+};
+
+struct sroce_ah {
+	struct ibv_ah		ibv_ah;
+	uint32_t		ah_num;
+};
+
+/**
+ * struct sroce_ring - one queue mapped from the kernel
+ * @hdr: start of the mapping; NULL when the queue is absent
+ * @data: first entry
+ * @map_size: length of the mapping
+ * @num_entries: slots, a power of two
+ * @mask: @num_entries - 1
+ * @entry_size: bytes per slot
+ * @index: this side's private copy of the index it owns (consumer of a
+ *	   CQ, producer of a work queue); published to @hdr with a release
+ *	   store and never read back from the shared page
+ *
+ * Every slot address is @data + (i & @mask) * @entry_size; the ring was
+ * mapped only after checking that all such slots lie inside the mapping.
+ */
+struct sroce_ring {
+	struct sroce_queue_hdr	*hdr;
+	uint8_t			*data;
+	size_t			map_size;
+	uint32_t		num_entries;
+	uint32_t		mask;
+	uint32_t		entry_size;
+	uint32_t		index;
+};
+
+struct sroce_cq {
+	struct verbs_cq		vcq;
+	/* Serialises pollers and resize: protects ring and cur. */
+	pthread_spinlock_t	lock;
+	struct sroce_ring	ring;
+	/* The completion ibv_start_poll()/ibv_next_poll() took, copied. */
+	struct sroce_cqe	cur;
+};
+
+struct sroce_wq {
+	pthread_spinlock_t	lock;
+	struct sroce_ring	ring;
+};
+
+/*
+ * rdma-core 45 grew struct ibv_qp_ex (wr_flush) without changing the
+ * private ABI, so libibverbs 44.0 places verbs_qp.comp_mask and .xrcd eight
+ * bytes before where these headers do. The provider never touches those
+ * fields and does not offer struct ibv_qp_ex, which needs VERBS_QP_EX in
+ * comp_mask; see Documentation/provider.md.
+ */
+struct sroce_qp {
+	struct verbs_qp		vqp;
+	struct sroce_wq		sq;
+	/* Absent (ring.hdr NULL) when the QP receives through an SRQ. */
+	struct sroce_wq		rq;
+};
+
+struct sroce_srq {
+	struct verbs_srq	vsrq;
+	struct sroce_wq		rq;
+	uint32_t		srq_num;
+};
+
+static inline struct sroce_context *to_sctx(struct ibv_context *ibctx)
+{
+	return container_of(ibctx, struct sroce_context, ibv_ctx.context);
+}
+
+static inline struct sroce_device *to_sdev(struct ibv_device *ibdev)
+{
+	return container_of(ibdev, struct sroce_device, ibv_dev.device);
+}
+
+static inline struct sroce_pd *to_spd(struct ibv_pd *ibpd)
+{
+	return container_of(ibpd, struct sroce_pd, ibv_pd);
+}
+
+static inline struct sroce_ah *to_sah(struct ibv_ah *ibah)
+{
+	return container_of(ibah, struct sroce_ah, ibv_ah);
+}
+
+static inline struct sroce_cq *to_scq(struct ibv_cq *ibcq)
+{
+	return container_of(ibcq, struct sroce_cq, vcq.cq);
+}
+
+static inline struct sroce_cq *ex_to_scq(struct ibv_cq_ex *ibcq)
+{
+	return container_of(ibcq, struct sroce_cq, vcq.cq_ex);
+}
+
+static inline struct sroce_qp *to_sqp(struct ibv_qp *ibqp)
+{
+	return container_of(ibqp, struct sroce_qp, vqp.qp);
+}
+
+static inline struct sroce_srq *to_ssrq(struct ibv_srq *ibsrq)
+{
+	return container_of(ibsrq, struct sroce_srq, vsrq.srq);
+}
+
+#endif /* SROCE_H */

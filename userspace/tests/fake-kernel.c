@@ -1,0 +1,616 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Drive libsroce through the system's libibverbs against a fake kernel.
+ *
+ * provider-host.sh runs this in a mount namespace whose uverbs0 is
+ * /dev/zero. ioctl() on it fails with ENOTTY, so libibverbs falls back to
+ * the write() commands, which this program interposes (it is linked with
+ * --export-dynamic, so the dlopen()ed provider and libibverbs bind to these
+ * definitions): write() answers the uverbs commands the provider sends,
+ * mmap() on the device hands out an alias of the fake kernel's ring
+ * (mremap() of a shared mapping with old size 0), munmap() counts the
+ * aliases going away. The test then plays the kernel's side of the rings
+ * and checks what the provider's verbs make of them.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/sroce-abi.h>
+
+/* ------------------------------------------------------------------ */
+/* The fake kernel */
+
+#define MAX_QUEUES	64
+
+struct fake_queue {
+	bool used;
+	uint8_t *kaddr;
+	size_t size;
+	uint64_t offset;
+	uint32_t num_entries;
+	uint32_t entry_size;
+};
+
+static struct fake_queue queues[MAX_QUEUES];
+static uint64_t next_offset = 1 << 12;
+
+/* The provider's mappings of the rings. */
+static void *aliases[MAX_QUEUES];
+static int live_aliases;
+static unsigned int destroyed_cqs, destroyed_qps;
+
+/* Failure injection for the next create. */
+static bool bad_next_cq;	/* num_entries not a power of two */
+static bool qp_without_rq;	/* rq.mmap_size 0 although no SRQ */
+
+static ssize_t (*real_write)(int, const void *, size_t);
+static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
+static int (*real_munmap)(void *, size_t);
+
+static bool is_uverbs(int fd)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && S_ISCHR(st.st_mode) &&
+	       st.st_rdev == makedev(1, 5);
+}
+
+static struct sroce_queue_hdr *qhdr(struct fake_queue *q)
+{
+	return (struct sroce_queue_hdr *)q->kaddr;
+}
+
+static struct sroce_cqe *qcqe(struct fake_queue *q, uint32_t i)
+{
+	return (void *)(q->kaddr + SROCE_QUEUE_DATA_OFFSET +
+			(size_t)(i & (q->num_entries - 1)) * q->entry_size);
+}
+
+static int queue_new(uint32_t min, uint32_t esz, struct sroce_queue_info *info)
+{
+	uint32_t n = 1;
+	int i;
+
+	while (n < min)
+		n <<= 1;
+	for (i = 0; i < MAX_QUEUES && queues[i].used; i++)
+		;
+	if (i == MAX_QUEUES)
+		abort();
+	queues[i] = (struct fake_queue){
+		.used = true,
+		.size = (SROCE_QUEUE_DATA_OFFSET + (size_t)n * esz + 4095) & ~4095UL,
+		.offset = next_offset,
+		.num_entries = n,
+		.entry_size = esz,
+	};
+	queues[i].kaddr = real_mmap(NULL, queues[i].size, PROT_READ | PROT_WRITE,
+				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (queues[i].kaddr == MAP_FAILED)
+		abort();
+	next_offset += queues[i].size;
+	info->mmap_offset = queues[i].offset;
+	info->mmap_size = queues[i].size;
+	info->num_entries = n;
+	info->entry_size = esz;
+	return i;
+}
+
+/* The kernel frees a ring when it is destroyed and no longer mapped. */
+static void queue_free(int h)
+{
+	if (h < 0 || h >= MAX_QUEUES || !queues[h].used)
+		return;
+	real_munmap(queues[h].kaddr, queues[h].size);
+	queues[h].used = false;
+}
+
+/* Handles: CQ and SRQ handles are queue numbers; a QP owns two queues. */
+struct fake_qp { int sq, rq; };
+static struct fake_qp qps[MAX_QUEUES];
+static int nr_qps;
+
+static void *resp_ptr(const void *cmd)
+{
+	return (void *)(uintptr_t)*(const uint64_t *)cmd;
+}
+
+static int cmd_create_cq(const struct ib_uverbs_create_cq *cmd, size_t out)
+{
+	struct ib_uverbs_create_cq_resp *resp = resp_ptr(cmd);
+	struct sroce_create_cq_resp *drv = (void *)(resp + 1);
+	int h;
+
+	if (out < sizeof(*resp) + sizeof(*drv))
+		return EINVAL;
+	h = queue_new(cmd->cqe, sizeof(struct sroce_cqe), &drv->cq);
+	if (bad_next_cq)
+		drv->cq.num_entries = 3;
+	bad_next_cq = false;
+	resp->cq_handle = h;
+	resp->cqe = queues[h].num_entries;
+	return 0;
+}
+
+static int cmd_ex_create_cq(const struct ib_uverbs_ex_create_cq *cmd,
+			    void *response, size_t out, size_t drv_out)
+{
+	struct ib_uverbs_ex_create_cq_resp *resp = response;
+	struct sroce_create_cq_resp *drv = (void *)((uint8_t *)response + out);
+	int h;
+
+	if (out < sizeof(*resp) || drv_out < sizeof(*drv))
+		return EINVAL;
+	h = queue_new(cmd->cqe, sizeof(struct sroce_cqe), &drv->cq);
+	resp->base.cq_handle = h;
+	resp->base.cqe = queues[h].num_entries;
+	resp->response_length = sizeof(*resp);
+	return 0;
+}
+
+/* Move the unpolled completions to a new ring, as sroce.ko does. */
+static int cmd_resize_cq(const struct ib_uverbs_resize_cq *cmd, size_t out)
+{
+	struct ib_uverbs_resize_cq_resp *resp = resp_ptr(cmd);
+	struct sroce_resize_cq_resp *drv = (void *)(resp + 1);
+	struct fake_queue old = queues[cmd->cq_handle];
+	uint32_t cons = qhdr(&old)->consumer, prod = qhdr(&old)->producer;
+	struct fake_queue *q;
+	int h;
+
+	if (out < sizeof(*resp) + sizeof(*drv))
+		return EINVAL;
+	h = queue_new(cmd->cqe, sizeof(struct sroce_cqe), &drv->cq);
+	q = &queues[h];
+	for (; cons != prod; cons++)
+		memcpy(qcqe(q, qhdr(q)->producer++), qcqe(&old, cons),
+		       sizeof(struct sroce_cqe));
+	/* The handle stays; the ring behind it changes. */
+	queues[cmd->cq_handle] = *q;
+	q->used = false;
+	real_munmap(old.kaddr, old.size);
+	resp->cqe = queues[cmd->cq_handle].num_entries;
+	return 0;
+}
+
+static int cmd_create_qp(const struct ib_uverbs_create_qp *cmd, size_t out)
+{
+	struct ib_uverbs_create_qp_resp *resp = resp_ptr(cmd);
+	struct sroce_create_qp_resp *drv = (void *)(resp + 1);
+	struct fake_qp *qp = &qps[nr_qps];
+
+	if (out < sizeof(*resp) + sizeof(*drv))
+		return EINVAL;
+	qp->sq = queue_new(cmd->max_send_wr, 128, &drv->sq);
+	qp->rq = -1;
+	memset(&drv->rq, 0, sizeof(drv->rq));
+	if (!cmd->is_srq && !qp_without_rq)
+		qp->rq = queue_new(cmd->max_recv_wr, 64, &drv->rq);
+	qp_without_rq = false;
+	resp->qp_handle = nr_qps++;
+	resp->qpn = 0x100 + resp->qp_handle;
+	resp->max_send_wr = queues[qp->sq].num_entries;
+	resp->max_recv_wr = qp->rq < 0 ? 0 : queues[qp->rq].num_entries;
+	resp->max_send_sge = cmd->max_send_sge;
+	resp->max_recv_sge = cmd->max_recv_sge;
+	return 0;
+}
+
+static int cmd_create_srq(const struct ib_uverbs_create_srq *cmd, size_t out)
+{
+	struct ib_uverbs_create_srq_resp *resp = resp_ptr(cmd);
+	struct sroce_create_srq_resp *drv = (void *)(resp + 1);
+	int h;
+
+	if (out < sizeof(*resp) + sizeof(*drv))
+		return EINVAL;
+	h = queue_new(cmd->max_wr, 64, &drv->rq);
+	drv->srq_num = 7;
+	resp->srq_handle = h;
+	resp->max_wr = queues[h].num_entries;
+	resp->max_sge = cmd->max_sge;
+	return 0;
+}
+
+static int async_fd(void)
+{
+	int p[2];
+
+	if (pipe(p))
+		abort();
+	close(p[1]);
+	return p[0];
+}
+
+/* One legacy (non-extended) uverbs write command. */
+static int fake_cmd(uint32_t command, const void *body, size_t out)
+{
+	switch (command) {
+	case IB_USER_VERBS_CMD_GET_CONTEXT: {
+		struct ib_uverbs_get_context_resp *resp = resp_ptr(body);
+		struct sroce_alloc_ucontext_resp *drv = (void *)(resp + 1);
+
+		if (out < sizeof(*resp) + sizeof(*drv))
+			return EINVAL;
+		resp->async_fd = async_fd();
+		resp->num_comp_vectors = 1;
+		drv->queue_data_offset = SROCE_QUEUE_DATA_OFFSET;
+		drv->max_inline_data = SROCE_MAX_INLINE_DATA;
+		return 0;
+	}
+	case IB_USER_VERBS_CMD_ALLOC_PD: {
+		struct ib_uverbs_alloc_pd_resp *resp = resp_ptr(body);
+		struct sroce_alloc_pd_resp *drv = (void *)(resp + 1);
+
+		resp->pd_handle = 1;
+		drv->pdn = 1;
+		return 0;
+	}
+	case IB_USER_VERBS_CMD_DEALLOC_PD:
+		return 0;
+	case IB_USER_VERBS_CMD_CREATE_CQ:
+		return cmd_create_cq(body, out);
+	case IB_USER_VERBS_CMD_RESIZE_CQ:
+		return cmd_resize_cq(body, out);
+	case IB_USER_VERBS_CMD_DESTROY_CQ: {
+		const struct ib_uverbs_destroy_cq *cmd = body;
+		struct ib_uverbs_destroy_cq_resp *resp = resp_ptr(cmd);
+
+		memset(resp, 0, sizeof(*resp));
+		queue_free(cmd->cq_handle);
+		destroyed_cqs++;
+		return 0;
+	}
+	case IB_USER_VERBS_CMD_CREATE_QP:
+		return cmd_create_qp(body, out);
+	case IB_USER_VERBS_CMD_DESTROY_QP: {
+		const struct ib_uverbs_destroy_qp *cmd = body;
+		struct ib_uverbs_destroy_qp_resp *resp = resp_ptr(cmd);
+
+		memset(resp, 0, sizeof(*resp));
+		queue_free(qps[cmd->qp_handle].sq);
+		queue_free(qps[cmd->qp_handle].rq);
+		destroyed_qps++;
+		return 0;
+	}
+	case IB_USER_VERBS_CMD_CREATE_SRQ:
+		return cmd_create_srq(body, out);
+	case IB_USER_VERBS_CMD_DESTROY_SRQ: {
+		const struct ib_uverbs_destroy_srq *cmd = body;
+		struct ib_uverbs_destroy_srq_resp *resp = resp_ptr(cmd);
+
+		memset(resp, 0, sizeof(*resp));
+		queue_free(cmd->srq_handle);
+		return 0;
+	}
+	}
+	fprintf(stderr, "fake kernel: command %u not emulated\n", command);
+	return ENOSYS;
+}
+
+ssize_t write(int fd, const void *buf, size_t len)
+{
+	const struct ib_uverbs_cmd_hdr *hdr = buf;
+	int err;
+
+	if (!is_uverbs(fd) || len < sizeof(*hdr))
+		return real_write(fd, buf, len);
+
+	if (hdr->command & IB_USER_VERBS_CMD_FLAG_EXTENDED) {
+		const struct ib_uverbs_ex_cmd_hdr *ex = (const void *)(hdr + 1);
+		uint32_t command = hdr->command & ~IB_USER_VERBS_CMD_FLAG_EXTENDED;
+
+		if (command != IB_USER_VERBS_EX_CMD_CREATE_CQ) {
+			fprintf(stderr, "fake kernel: ex command %u not emulated\n",
+				command);
+			err = ENOSYS;
+		} else {
+			err = cmd_ex_create_cq((const void *)(ex + 1),
+					       (void *)(uintptr_t)ex->response,
+					       hdr->out_words * 8,
+					       ex->provider_out_words * 8);
+		}
+	} else {
+		err = fake_cmd(hdr->command, hdr + 1, hdr->out_words * 4);
+	}
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return len;
+}
+
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	struct fake_queue *q;
+	void *alias;
+	int i;
+
+	if (fd < 0 || !is_uverbs(fd))
+		return real_mmap(addr, len, prot, flags, fd, off);
+	for (q = queues; q < queues + MAX_QUEUES; q++)
+		if (q->used && q->offset == (uint64_t)off && q->size == len)
+			break;
+	for (i = 0; i < MAX_QUEUES && aliases[i]; i++)
+		;
+	if (q == queues + MAX_QUEUES || i == MAX_QUEUES) {
+		errno = EINVAL;
+		return MAP_FAILED;
+	}
+	alias = mremap(q->kaddr, 0, len, MREMAP_MAYMOVE);
+	if (alias == MAP_FAILED)
+		return MAP_FAILED;
+	aliases[i] = alias;
+	live_aliases++;
+	return alias;
+}
+
+int munmap(void *addr, size_t len)
+{
+	int i;
+
+	for (i = 0; i < MAX_QUEUES; i++)
+		if (aliases[i] == addr) {
+			aliases[i] = NULL;
+			live_aliases--;
+			break;
+		}
+	return real_munmap(addr, len);
+}
+
+/* ------------------------------------------------------------------ */
+/* The test */
+
+static int passed, failed;
+
+static void check(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s: ", ok ? "ok" : "FAIL");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	if (ok)
+		passed++;
+	else
+		failed++;
+}
+
+/* Produce @n completions with wr_id @first.. into CQ ring @h. */
+static void kernel_complete(int h, uint64_t first, int n)
+{
+	struct fake_queue *q = &queues[h];
+	uint32_t prod = qhdr(q)->producer;
+	int i;
+
+	for (i = 0; i < n; i++, prod++) {
+		struct sroce_cqe *cqe = qcqe(q, prod);
+
+		memset(cqe, 0, sizeof(*cqe));
+		cqe->wr_id = first + i;
+		cqe->status = IBV_WC_SUCCESS;
+		cqe->opcode = IBV_WC_RECV;
+		cqe->byte_len = 1000 + i;
+		cqe->ex = htobe32(0xabc0 + i);
+		cqe->qp_num = 0x111;
+		cqe->src_qp = 0x222;
+		cqe->wc_flags = IBV_WC_WITH_IMM;
+		cqe->pkey_index = 3;
+		cqe->sl = 4;
+	}
+	atomic_store_explicit((_Atomic(uint32_t) *)&qhdr(q)->producer, prod,
+			      memory_order_release);
+}
+
+static int cq_handle(struct ibv_cq *cq)
+{
+	return cq->handle;
+}
+
+static uint32_t consumer(int h)
+{
+	return qhdr(&queues[h])->consumer;
+}
+
+static void test_cq(struct ibv_context *ctx)
+{
+	struct ibv_wc wc[16];
+	struct ibv_cq *cq;
+	int h, n, i;
+	bool in_order;
+
+	cq = ibv_create_cq(ctx, 5, NULL, NULL, 0);
+	check(cq && live_aliases == 1, "create_cq maps the ring");
+	if (!cq)
+		return;
+	h = cq_handle(cq);
+	check(ibv_poll_cq(cq, 16, wc) == 0, "an empty CQ polls nothing");
+
+	kernel_complete(h, 100, 3);
+	n = ibv_poll_cq(cq, 2, wc);
+	check(n == 2 && wc[0].wr_id == 100 && wc[1].wr_id == 101,
+	      "poll_cq takes at most ne completions, oldest first");
+	check(wc[1].byte_len == 1001 && wc[1].imm_data == htobe32(0xabc1) &&
+	      wc[1].qp_num == 0x111 && wc[1].src_qp == 0x222 &&
+	      wc[1].wc_flags == IBV_WC_WITH_IMM && wc[1].pkey_index == 3 &&
+	      wc[1].sl == 4 && wc[1].opcode == IBV_WC_RECV &&
+	      wc[1].status == IBV_WC_SUCCESS,
+	      "every field of a completion arrives");
+	check(consumer(h) == 2, "the consumer index is published");
+	n = ibv_poll_cq(cq, 16, wc);
+	check(n == 1 && wc[0].wr_id == 102 && consumer(h) == 3,
+	      "the rest follows");
+
+	kernel_complete(h, 200, 8);
+	n = ibv_poll_cq(cq, 16, wc);
+	for (i = 0, in_order = true; i < n; i++)
+		in_order &= wc[i].wr_id == 200 + (uint64_t)i;
+	check(n == 8 && in_order && consumer(h) == 11,
+	      "a full ring wraps around in order");
+
+	qhdr(&queues[h])->producer = consumer(h) + 9;
+	check(ibv_poll_cq(cq, 16, wc) < 0 && consumer(h) == 11,
+	      "a producer more than a ring ahead fails the poll");
+	qhdr(&queues[h])->producer = consumer(h);
+
+	kernel_complete(h, 300, 2);
+	check(!ibv_resize_cq(cq, 20) && live_aliases == 1 &&
+	      queues[h].num_entries == 32, "resize_cq swaps the mapping");
+	n = ibv_poll_cq(cq, 16, wc);
+	check(n == 2 && wc[0].wr_id == 300 && wc[1].wr_id == 301 &&
+	      consumer(h) == 2, "completions survive a resize");
+
+	check(!ibv_destroy_cq(cq) && live_aliases == 0,
+	      "destroy_cq unmaps the ring");
+}
+
+static void test_cq_ex(struct ibv_context *ctx)
+{
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = 4,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM,
+	};
+	struct ibv_poll_cq_attr pattr = {};
+	struct ibv_cq_ex *cq;
+	bool ok;
+	int h;
+
+	attr.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	cq = ibv_create_cq_ex(ctx, &attr);
+	check(!cq && errno == EOPNOTSUPP,
+	      "create_cq_ex refuses completion timestamps");
+	attr.wc_flags &= ~IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+
+	cq = ibv_create_cq_ex(ctx, &attr);
+	check(cq && live_aliases == 1, "create_cq_ex maps the ring");
+	if (!cq)
+		return;
+	h = ibv_cq_ex_to_cq(cq)->handle;
+	check(ibv_start_poll(cq, &pattr) == ENOENT, "start_poll on empty");
+
+	kernel_complete(h, 400, 2);
+	ok = ibv_start_poll(cq, &pattr) == 0 && cq->wr_id == 400 &&
+	     ibv_wc_read_byte_len(cq) == 1000 &&
+	     ibv_wc_read_qp_num(cq) == 0x111 &&
+	     ibv_wc_read_opcode(cq) == IBV_WC_RECV;
+	ok &= ibv_next_poll(cq) == 0 && cq->wr_id == 401 &&
+	      ibv_wc_read_byte_len(cq) == 1001;
+	ok &= ibv_next_poll(cq) == ENOENT;
+	ibv_end_poll(cq);
+	check(ok && consumer(h) == 2, "start/next/end_poll walk the ring");
+	check(!ibv_destroy_cq(ibv_cq_ex_to_cq(cq)) && live_aliases == 0,
+	      "destroying a cq_ex unmaps the ring");
+}
+
+static void test_failures(struct ibv_context *ctx)
+{
+	struct ibv_qp_init_attr qattr = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	unsigned int cqs = destroyed_cqs, qps = destroyed_qps;
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq;
+
+	bad_next_cq = true;
+	cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	check(!cq && errno == EINVAL && destroyed_cqs == cqs + 1 &&
+	      live_aliases == 0,
+	      "a ring that is not a power of two is refused and destroyed");
+
+	cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	qattr.send_cq = qattr.recv_cq = cq;
+	qp_without_rq = true;
+	check(!ibv_create_qp(pd, &qattr) && errno == EINVAL &&
+	      destroyed_qps == qps + 1 && live_aliases == 1,
+	      "a QP without SRQ and without RQ is refused and unmapped");
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+}
+
+static void test_qp_srq(struct ibv_context *ctx)
+{
+	struct ibv_srq_init_attr sattr = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	struct ibv_qp_init_attr qattr = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_send_wr swr = {}, *bad_swr = NULL;
+	struct ibv_recv_wr rwr = {}, *bad_rwr = NULL;
+	struct ibv_srq_attr srq_attr = { .max_wr = 16 };
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	struct ibv_srq *srq;
+	struct ibv_qp *qp;
+
+	qattr.send_cq = qattr.recv_cq = cq;
+	qp = ibv_create_qp(pd, &qattr);
+	check(qp && live_aliases == 3, "create_qp maps SQ and RQ");
+	check(ibv_post_send(qp, &swr, &bad_swr) == EOPNOTSUPP &&
+	      bad_swr == &swr, "post_send is not there yet");
+	check(ibv_post_recv(qp, &rwr, &bad_rwr) == EOPNOTSUPP &&
+	      bad_rwr == &rwr, "post_recv is not there yet");
+	check(qp && !ibv_destroy_qp(qp) && live_aliases == 1,
+	      "destroy_qp unmaps both");
+
+	srq = ibv_create_srq(pd, &sattr);
+	check(srq && live_aliases == 2, "create_srq maps its ring");
+	check(ibv_modify_srq(srq, &srq_attr, IBV_SRQ_MAX_WR) == EOPNOTSUPP,
+	      "an SRQ cannot be resized");
+	qattr.srq = srq;
+	qp = ibv_create_qp(pd, &qattr);
+	check(qp && live_aliases == 3, "a QP on an SRQ maps only its SQ");
+	check(qp && !ibv_destroy_qp(qp) && !ibv_destroy_srq(srq) &&
+	      live_aliases == 1, "destroying them unmaps everything");
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+}
+
+int main(void)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx;
+	int n;
+
+	real_write = dlsym(RTLD_NEXT, "write");
+	real_mmap = dlsym(RTLD_NEXT, "mmap");
+	real_munmap = dlsym(RTLD_NEXT, "munmap");
+
+	list = ibv_get_device_list(&n);
+	check(list && n == 1 && !strcmp(ibv_get_device_name(list[0]), "sroce0"),
+	      "libibverbs finds sroce0");
+	if (!list || n != 1)
+		return 1;
+	ctx = ibv_open_device(list[0]);
+	check(ctx, "open_device gets a context");
+	if (!ctx)
+		return 1;
+
+	test_cq(ctx);
+	test_cq_ex(ctx);
+	test_qp_srq(ctx);
+	test_failures(ctx);
+
+	ibv_close_device(ctx);
+	ibv_free_device_list(list);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed != 0;
+}
