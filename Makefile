@@ -6,6 +6,7 @@
 #                        installed, and the rdma-core provider
 #   make KERNELRELEASE=R only kernel release R
 #   make check           build, then run the test suite in VMs
+#   make demo            build, then show two sroce devices in a VM
 #   make style           checkpatch, sparse and kernel-doc
 #   make clean           remove build/
 
@@ -31,4 +32,7 @@ style:
 clean:
 	rm -rf build
 
-.PHONY: all module provider check style clean
+demo: all
+	scripts/demo
+
+.PHONY: all module provider check style clean demo

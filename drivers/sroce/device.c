@@ -450,7 +450,7 @@ static void detach_socket(struct sroce_dev *sdev)
 
 /**
  * sroce_dev_add() - rdma_link_ops.newlink: create and register a device
- * @name: ib device name (may hold a %d pattern)
+ * @name: ib device name, starting with "sroce" (may hold a %d pattern)
  * @ndev: the Ethernet device to bind, referenced by the caller
  *
  * Return: 0 or a negative errno; the reason is logged.
@@ -462,6 +462,12 @@ int sroce_dev_add(const char *name, struct net_device *ndev)
 
 	if (ndev->type != ARPHRD_ETHER) {
 		netdev_err(ndev, "sroce: RoCE needs an Ethernet device\n");
+		return -EINVAL;
+	}
+	/* libibverbs finds our provider by device name: there is no driver id. */
+	if (strncmp(name, SROCE_NAME_PREFIX, strlen(SROCE_NAME_PREFIX))) {
+		netdev_err(ndev, "sroce: device name %s must start with \"%s\"\n",
+			   name, SROCE_NAME_PREFIX);
 		return -EINVAL;
 	}
 

@@ -9,6 +9,9 @@
 
 #include <rdma/sroce-abi.h>
 
+/* Device names start with this: libsroce claims devices by name. */
+#define SROCE_NAME_PREFIX		"sroce"
+
 #define SROCE_VENDOR_ID			0xffffff	/* none assigned */
 #define SROCE_VENDOR_PART_ID		0x5e0c
 
