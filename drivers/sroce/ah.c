@@ -15,11 +15,6 @@
 #include "ah.h"
 #include "device.h"
 
-static struct sroce_ah *to_sah(struct ib_ah *ibah)
-{
-	return container_of(ibah, struct sroce_ah, ibah);
-}
-
 /**
  * sroce_av_from_attr() - check an address vector and resolve it
  * @av: result

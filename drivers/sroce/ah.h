@@ -44,6 +44,11 @@ struct sroce_ah {
 	u32 ah_num;
 };
 
+static inline struct sroce_ah *to_sah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct sroce_ah, ibah);
+}
+
 int sroce_av_from_attr(struct sroce_av *av, const struct rdma_ah_attr *attr);
 void sroce_av_to_attr(const struct sroce_av *av, struct rdma_ah_attr *attr);
 int sroce_ah_create(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,

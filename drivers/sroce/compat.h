@@ -17,6 +17,7 @@
 #else
 #define SROCE_HAVE_CREATE_CQ_ATTRS 1
 #define SROCE_HAVE_IB_ACCESS_FLUSH 1
+#define SROCE_HAVE_LINUX_UNALIGNED_H 1
 #endif
 
 #include <rdma/uverbs_ioctl.h>
@@ -40,6 +41,13 @@ static inline struct ib_udata *sroce_create_cq_udata(struct ib_udata *udata)
 {
 	return udata;
 }
+#endif
+
+/* get_unaligned() and friends moved to <linux/unaligned.h>. */
+#ifdef SROCE_HAVE_LINUX_UNALIGNED_H
+#include <linux/unaligned.h>
+#else
+#include <asm/unaligned.h>
 #endif
 
 /* The FLUSH access rights of IBA 1.5 exist only on newer kernels. */

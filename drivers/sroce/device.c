@@ -110,7 +110,7 @@ static void init_attr(struct sroce_dev *sdev)
 	a->max_qp_rd_atom = SROCE_MAX_QP_RD_ATOM;
 	a->max_qp_init_rd_atom = SROCE_MAX_QP_INIT_RD_ATOM;
 	a->max_res_rd_atom = SROCE_MAX_QP * SROCE_MAX_QP_RD_ATOM;
-	a->atomic_cap = IB_ATOMIC_NONE;
+	a->atomic_cap = IB_ATOMIC_HCA;
 	a->masked_atomic_cap = IB_ATOMIC_NONE;
 	a->max_ah = SROCE_MAX_AH;
 	a->max_srq = SROCE_MAX_SRQ;
@@ -373,10 +373,11 @@ static int sroce_dev_init(struct sroce_dev *sdev, struct net_device *ndev)
 	sdev->net = dev_net(ndev);
 	INIT_LIST_HEAD(&sdev->list);
 	spin_lock_init(&sdev->port_lock);
-	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC);
+	/* The data path looks QPs, AHs and keys up in softirq context. */
+	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
 	xa_init_flags(&sdev->srqs, XA_FLAGS_ALLOC1);
-	xa_init_flags(&sdev->ahs, XA_FLAGS_ALLOC1);
-	xa_init_flags(&sdev->keys, XA_FLAGS_ALLOC1);
+	xa_init_flags(&sdev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
+	xa_init_flags(&sdev->keys, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
 	ida_init(&sdev->pd_ida);
 
 	strscpy(ibdev->node_desc, "sroce", sizeof(ibdev->node_desc));
@@ -384,7 +385,11 @@ static int sroce_dev_init(struct sroce_dev *sdev, struct net_device *ndev)
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = num_possible_cpus();
 	ibdev->local_dma_lkey = 0;
-	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+	/* The post commands, without work requests, are the doorbells. */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_SRQ_RECV);
 	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid, ndev->dev_addr);
 	init_attr(sdev);
 	ib_set_device_ops(ibdev, &sroce_dev_ops);

@@ -43,7 +43,7 @@ struct sroce_net;
  * @net: network namespace of @ndev when the device was created
  * @list: entry in the device list (RCU; writers hold sroce_devices_lock)
  * @sn: the namespace's UDP socket state while attached, else NULL;
- *      under sroce_devices_lock
+ *      written under sroce_devices_lock, read under RCU
  * @attr: what query_device reports; constant after creation
  * @port_lock: protects @port_state and @active_mtu
  * @port_state: IB_PORT_ACTIVE or IB_PORT_DOWN, following the netdev
@@ -65,7 +65,7 @@ struct sroce_dev {
 	netdevice_tracker ndev_tracker;
 	struct net *net;
 	struct list_head list;
-	struct sroce_net *sn;
+	struct sroce_net __rcu *sn;
 	struct ib_device_attr attr;
 
 	spinlock_t port_lock;		/* see above */

@@ -14,6 +14,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "device.h"
+#include "opcode.h"
 #include "socket.h"
 
 /*
@@ -63,6 +64,7 @@ static int __init sroce_init(void)
 {
 	int err;
 
+	sroce_opcode_init();
 	err = sroce_socket_init();
 	if (err)
 		return err;

@@ -15,6 +15,7 @@
 #include <linux/slab.h>
 
 #include "device.h"
+#include "mem.h"
 #include "mr.h"
 #include "params.h"
 
@@ -101,6 +102,8 @@ static struct sroce_mr *mr_new(struct sroce_dev *sdev, enum sroce_mr_type type,
 	mr->ibmr.rkey = mr->ibmr.lkey;
 	mr->type = type;
 	mr->access = access;
+	refcount_set(&mr->ref, 1);
+	init_completion(&mr->released);
 	return mr;
 
 err_free:
@@ -110,14 +113,38 @@ err_put:
 	return ERR_PTR(err);
 }
 
+/*
+ * Unpublish the key first, then wait for the data path to let go, and
+ * only then release the memory: a packet being copied holds a reference.
+ */
 static void mr_free(struct sroce_dev *sdev, struct sroce_mr *mr)
 {
 	sroce_key_free(sdev, mr->ibmr.lkey);
+	sroce_mr_put(mr);
+	wait_for_completion(&mr->released);
 	if (mr->umem)
 		ib_umem_release(mr->umem);
+	kvfree(mr->upages);
 	kfree(mr->pages);
 	kfree(mr);
 	sroce_dev_obj_put(sdev, SROCE_OBJ_MR);
+}
+
+/* Index the pinned pages, so the data path finds a page in O(1). */
+static int map_umem(struct sroce_mr *mr)
+{
+	size_t n = ib_umem_num_pages(mr->umem), i = 0;
+	struct sg_page_iter iter;
+
+	mr->upages = kvmalloc_array(n, sizeof(*mr->upages), GFP_KERNEL);
+	if (!mr->upages)
+		return -ENOMEM;
+	for_each_sgtable_page(&mr->umem->sgt_append.sgt, &iter, 0) {
+		if (WARN_ON_ONCE(i == n))
+			break;
+		mr->upages[i++] = sg_page_iter_page(&iter);
+	}
+	return i == n ? 0 : -EFAULT;
 }
 
 static struct ib_mr *mr_publish(struct sroce_dev *sdev, struct sroce_mr *mr)
@@ -164,6 +191,7 @@ struct ib_mr *sroce_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length,
 	struct sroce_dev *sdev = to_sdev(ibpd->device);
 	struct ib_umem *umem;
 	struct sroce_mr *mr;
+	int err;
 
 	if (!length || length > SROCE_MAX_MR_SIZE)
 		return ERR_PTR(-EINVAL);
@@ -176,6 +204,11 @@ struct ib_mr *sroce_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length,
 		return ERR_CAST(umem);
 	}
 	mr->umem = umem;
+	err = map_umem(mr);
+	if (err) {
+		mr_free(sdev, mr);
+		return ERR_PTR(err);
+	}
 	mr->ibmr.iova = iova;
 	mr->ibmr.length = length;
 	return mr_publish(sdev, mr);

@@ -2,6 +2,8 @@
 #ifndef SROCE_MR_H
 #define SROCE_MR_H
 
+#include <linux/completion.h>
+#include <linux/refcount.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
@@ -29,18 +31,27 @@ enum sroce_mr_type {
  * @type: what describes the memory
  * @access: IB_ACCESS_* rights
  * @umem: pinned user memory (SROCE_MR_USER)
+ * @upages: the pages of @umem, in order (SROCE_MR_USER)
  * @pages: page addresses (SROCE_MR_FAST)
  * @npages: entries of @pages in use
  * @max_pages: entries of @pages
+ * @valid: a fast-registration MR is registered (SROCE_MR_FAST)
+ * @ref: references: one while the MR is registered, one per data-path
+ *       user (mem.c)
+ * @released: completed when @ref drops to zero
  */
 struct sroce_mr {
 	struct ib_mr ibmr;
 	enum sroce_mr_type type;
 	int access;
 	struct ib_umem *umem;
+	struct page **upages;
 	u64 *pages;
 	u32 npages;
 	u32 max_pages;
+	bool valid;
+	refcount_t ref;
+	struct completion released;
 };
 
 int sroce_key_alloc(struct sroce_dev *sdev, u32 *key);

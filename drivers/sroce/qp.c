@@ -166,6 +166,9 @@ int sroce_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	mutex_init(&qp->mutex);
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
+	spin_lock_init(&qp->state_lock);
+	refcount_set(&qp->ref, 1);
+	init_completion(&qp->released);
 	qp->state = IB_QPS_RESET;
 	qp->scq = to_scq(init->send_cq);
 	qp->rcq = to_scq(init->recv_cq);
@@ -176,20 +179,33 @@ int sroce_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = init_queues(qp, init);
 	if (err)
 		goto err_put;
-	err = alloc_qpn(sdev, init->qp_type, &qpn);
+	err = dst_cache_init(&qp->dst_cache, GFP_KERNEL);
 	if (err)
 		goto err_queues;
+	err = sroce_req_init(qp);
+	if (err)
+		goto err_dst;
+	sroce_resp_init(qp);
+	err = alloc_qpn(sdev, init->qp_type, &qpn);
+	if (err)
+		goto err_req;
 	ibqp->qp_num = qpn;
 	if (udata) {
 		err = publish_queues(qp, udata);
 		if (err)
 			goto err_qpn;
 	}
+	/* Posting before RTS rings the doorbell; RTS runs the engine anyway. */
+	WRITE_ONCE(qp->sq.hdr->flags, SROCE_QUEUE_NEED_WAKEUP);
 	xa_store(&sdev->qps, qpn, qp, GFP_KERNEL);
 	return 0;
 
 err_qpn:
 	xa_erase(&sdev->qps, qpn);
+err_req:
+	sroce_req_cleanup(qp);
+err_dst:
+	dst_cache_destroy(&qp->dst_cache);
 err_queues:
 	cleanup_queues(qp);
 err_put:
@@ -203,6 +219,11 @@ err_put:
  * @ibqp: the QP
  * @udata: unused
  *
+ * The QP leaves the QP table first, so no packet can find it; then we wait
+ * for the lookups in progress, stop the engines and their timers (with
+ * @dying set, none of them restarts another), and free what is left. Work
+ * requests still posted are dropped without completions (IBA 10.3.1).
+ *
  * Return: 0.
  */
 int sroce_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
@@ -211,10 +232,49 @@ int sroce_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct sroce_qp *qp = to_sqp(ibqp);
 
 	xa_erase(&sdev->qps, ibqp->qp_num);
+	sroce_qp_put(qp);
+	wait_for_completion(&qp->released);
+	WRITE_ONCE(qp->dying, true);
+	sroce_req_stop(qp);
+	sroce_resp_stop(qp);
+
+	sroce_resp_cleanup(qp);
+	sroce_req_cleanup(qp);
+	dst_cache_destroy(&qp->dst_cache);
 	cleanup_queues(qp);
 	mutex_destroy(&qp->mutex);
 	sroce_dev_obj_put(sdev, SROCE_OBJ_QP);
 	return 0;
+}
+
+/**
+ * sroce_qp_get() - the QP with a number, referenced
+ * @sdev: the device
+ * @qpn: the QP number
+ *
+ * Context: any.
+ * Return: the QP, to release with sroce_qp_put(), or NULL.
+ */
+struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn)
+{
+	struct sroce_qp *qp;
+
+	xa_lock_bh(&sdev->qps);
+	qp = xa_load(&sdev->qps, qpn);
+	if (qp && !refcount_inc_not_zero(&qp->ref))
+		qp = NULL;
+	xa_unlock_bh(&sdev->qps);
+	return qp;
+}
+
+/**
+ * sroce_qp_put() - drop a reference from sroce_qp_get()
+ * @qp: the QP
+ */
+void sroce_qp_put(struct sroce_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->ref))
+		complete(&qp->released);
 }
 
 static void fill_init_attr(struct sroce_qp *qp, struct ib_qp_init_attr *init)
@@ -291,103 +351,182 @@ void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
-/* The completion opcode of a send work request (IBA 11.4.2.1). */
-static enum ib_wc_opcode send_wc_opcode(u32 wr_opcode)
-{
-	switch (wr_opcode) {
-	case IB_UVERBS_WR_RDMA_WRITE:
-	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
-		return IB_WC_RDMA_WRITE;
-	case IB_UVERBS_WR_RDMA_READ:
-		return IB_WC_RDMA_READ;
-	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
-		return IB_WC_COMP_SWAP;
-	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
-		return IB_WC_FETCH_ADD;
-	case IB_UVERBS_WR_LOCAL_INV:
-		return IB_WC_LOCAL_INV;
-	case IB_UVERBS_WR_BIND_MW:
-		return IB_WC_BIND_MW;
-	default:
-		return IB_WC_SEND;
-	}
-}
-
-/*
- * Complete every WQE posted on @q with IB_WC_WR_FLUSH_ERR (IBA 10.3.1,
- * 11.4.2: in the error state outstanding work requests complete in error,
- * signaled or not). Only the entries present when we start are flushed,
- * so a process that keeps posting cannot keep us here.
- */
-static void flush_queue(struct sroce_qp *qp, struct sroce_queue *q,
-			struct sroce_cq *cq, bool send)
-{
-	struct ib_wc wc = {
-		.status = IB_WC_WR_FLUSH_ERR,
-		.opcode = IB_WC_RECV,
-		.qp = &qp->ibqp,
-	};
-	u32 count;
-
-	if (sroce_queue_count(q, &count))
-		return;
-	while (count--) {
-		struct sroce_send_wqe *swqe = sroce_queue_slot(q, q->cons);
-
-		/* Both WQE layouts start with wr_id. */
-		wc.wr_id = READ_ONCE(swqe->wr_id);
-		if (send)
-			wc.opcode = send_wc_opcode(READ_ONCE(swqe->opcode));
-		if (sroce_cq_post(cq, &wc, false))
-			return;
-		sroce_queue_pop(q);
-	}
-}
-
 /**
- * sroce_qp_flush() - complete all outstanding work requests in error
- * @qp: a QP in the error state
+ * sroce_qp_fail() - an engine met an error that ends the QP's work
+ * @qp: the QP
+ * @status: the completion status of the error
+ *
+ * The QP enters the error state (IBA 10.3.1; for UC and UD QPs a send-side
+ * error only stops the send queue: SQE) and both engines run to flush.
+ * For a QP on an SRQ, IB_EVENT_QP_LAST_WQE_REACHED follows (IBA 11.6.3.1).
+ *
+ * Context: any.
  */
-void sroce_qp_flush(struct sroce_qp *qp)
+void sroce_qp_fail(struct sroce_qp *qp, enum ib_wc_status status)
 {
+	enum ib_qp_state old;
 	unsigned long flags;
 
-	spin_lock_irqsave(&qp->sq_lock, flags);
-	flush_queue(qp, &qp->sq, qp->scq, true);
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
-
-	if (qp->srq)
+	spin_lock_irqsave(&qp->state_lock, flags);
+	old = qp->state;
+	if (old != IB_QPS_RESET && old != IB_QPS_ERR)
+		WRITE_ONCE(qp->state, IB_QPS_ERR);
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+	if (old == IB_QPS_RESET || old == IB_QPS_ERR)
 		return;
-	spin_lock_irqsave(&qp->rq_lock, flags);
-	flush_queue(qp, &qp->rq, qp->rcq, false);
-	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	ibdev_dbg(qp->ibqp.device, "QP %u: error, status %d\n",
+		  qp->ibqp.qp_num, status);
+	if (qp->srq)
+		sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+	sroce_task_sched(&qp->req.task);
+	sroce_task_sched(&qp->resp.task);
 }
 
 /**
- * sroce_qp_post_send() - ib_device_ops.post_send, for kernel QPs
+ * sroce_qp_sq_drained() - the send engine found nothing in flight in SQD
+ * @qp: the QP; called by its send engine
+ *
+ * Raises IB_EVENT_SQ_DRAINED once per entry to SQD, when asked for (IBA
+ * 11.6.3.1).
+ */
+void sroce_qp_sq_drained(struct sroce_qp *qp)
+{
+	if (qp->drained || qp->req.cur != qp->req.next ||
+	    qp->sq.cons != qp->req.next)
+		return;
+	qp->drained = true;
+	if (qp->attr.en_sqd_async_notify)
+		sroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
+}
+
+static int post_one_send(struct sroce_qp *qp, const struct ib_send_wr *wr)
+{
+	struct sroce_send_wqe *w;
+	u32 i, len = 0;
+
+	if (wr->num_sge < 0)
+		return -EINVAL;
+	w = sroce_queue_tail(&qp->sq);
+	if (IS_ERR_OR_NULL(w))
+		return -ENOMEM;
+	memset(w, 0, sizeof(*w));
+	w->wr_id = wr->wr_id;
+	w->opcode = wr->opcode;
+	w->send_flags = wr->send_flags;
+	if (wr->opcode == IB_WR_SEND_WITH_INV || wr->opcode == IB_WR_LOCAL_INV)
+		w->ex = wr->ex.invalidate_rkey;
+	else
+		w->ex = (__force u32)wr->ex.imm_data;
+
+	switch (wr->opcode) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_SEND_WITH_INV:
+		if (qp->ibqp.qp_type == IB_QPT_UD ||
+		    qp->ibqp.qp_type == IB_QPT_GSI) {
+			w->wr.ud.ah_num = to_sah(ud_wr(wr)->ah)->ah_num;
+			w->wr.ud.remote_qpn = ud_wr(wr)->remote_qpn;
+			w->wr.ud.remote_qkey = ud_wr(wr)->remote_qkey;
+		}
+		break;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		w->wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
+		w->wr.rdma.rkey = rdma_wr(wr)->rkey;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		w->wr.atomic.remote_addr = atomic_wr(wr)->remote_addr;
+		w->wr.atomic.compare_add = atomic_wr(wr)->compare_add;
+		w->wr.atomic.swap = atomic_wr(wr)->swap;
+		w->wr.atomic.rkey = atomic_wr(wr)->rkey;
+		break;
+	default:
+		return -EINVAL;
+	}
+
+	if (wr->send_flags & IB_SEND_INLINE) {
+		/* Kernel SGEs hold kernel virtual addresses (virtual DMA). */
+		for (i = 0; i < wr->num_sge; i++) {
+			if (wr->sg_list[i].length > qp->cap.max_inline_data - len)
+				return -EINVAL;
+			memcpy((u8 *)w->sge + len,
+			       (void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			len += wr->sg_list[i].length;
+		}
+		w->inline_len = len;
+	} else {
+		if (wr->num_sge > qp->cap.max_send_sge)
+			return -EINVAL;
+		for (i = 0; i < wr->num_sge; i++) {
+			w->sge[i].addr = wr->sg_list[i].addr;
+			w->sge[i].length = wr->sg_list[i].length;
+			w->sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		w->num_sge = wr->num_sge;
+	}
+	sroce_queue_push(&qp->sq);
+	return 0;
+}
+
+/**
+ * sroce_qp_post_send() - ib_device_ops.post_send
  * @ibqp: the QP
- * @wr: work requests
+ * @wr: work requests (kernel QP), or NULL: the doorbell of a user QP
  * @bad_wr: set to the first one not posted
  *
- * Return: -EOPNOTSUPP: the send data path is not there yet.
+ * A process posts in its mapped SQ and rings this doorbell (the uverbs
+ * post-send command with no work request) when the ring's flags ask for
+ * it; the send engine then runs here, in process context.
+ *
+ * Context: any, for a kernel QP.
+ * Return: 0, -EINVAL for a QP in RESET or a bad work request (too many
+ * SGEs, inline data too long, an opcode we lack; a user QP passing work
+ * requests), -ENOMEM when the SQ is full.
  */
 int sroce_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		       const struct ib_send_wr **bad_wr)
 {
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
+	struct sroce_qp *qp = to_sqp(ibqp);
+	unsigned long flags;
+	int err = 0;
+
+	if (qp->user) {
+		if (wr) {
+			*bad_wr = wr;
+			return -EINVAL;
+		}
+		sroce_task_run(&qp->req.task);
+		return 0;
+	}
+	spin_lock_irqsave(&qp->sq_lock, flags);
+	if (READ_ONCE(qp->state) == IB_QPS_RESET)
+		err = -EINVAL;
+	while (wr && !err) {
+		err = post_one_send(qp, wr);
+		if (!err)
+			wr = wr->next;
+	}
+	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	if (err)
+		*bad_wr = wr;
+	sroce_task_run(&qp->req.task);
+	return err;
 }
 
 /**
- * sroce_qp_post_recv() - ib_device_ops.post_recv, for kernel QPs
+ * sroce_qp_post_recv() - ib_device_ops.post_recv
  * @ibqp: the QP
- * @wr: work requests
+ * @wr: work requests (kernel QP), or NULL: the doorbell of a user QP
  * @bad_wr: set to the first one not posted
  *
  * Receives may be posted from the INIT state on (IBA 10.8.2.2); in the
- * error state they complete at once with a flush error.
+ * error state they are flushed at once. A process rings this doorbell
+ * only when the RQ's flags ask for it (the QP is in the error state).
  *
- * Context: any.
+ * Context: any, for a kernel QP.
  * Return: 0, -EINVAL for a QP in RESET, on an SRQ, or a WR with too many
  * SGEs, -ENOMEM when the ring is full.
  */
@@ -398,22 +537,25 @@ int sroce_qp_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	int err = 0;
 
-	if (qp->srq || qp->user) {
+	if (qp->srq || (qp->user && wr)) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	spin_lock_irqsave(&qp->rq_lock, flags);
-	if (qp->state == IB_QPS_RESET)
-		err = -EINVAL;
-	while (wr && !err) {
-		err = sroce_wqe_post_recv(&qp->rq, wr, qp->cap.max_recv_sge);
-		if (!err)
-			wr = wr->next;
+	if (!qp->user) {
+		spin_lock_irqsave(&qp->rq_lock, flags);
+		if (READ_ONCE(qp->state) == IB_QPS_RESET)
+			err = -EINVAL;
+		while (wr && !err) {
+			err = sroce_wqe_post_recv(&qp->rq, wr,
+						  qp->cap.max_recv_sge);
+			if (!err)
+				wr = wr->next;
+		}
+		spin_unlock_irqrestore(&qp->rq_lock, flags);
+		if (err)
+			*bad_wr = wr;
 	}
-	if (err)
-		*bad_wr = wr;
-	if (qp->state == IB_QPS_ERR)
-		flush_queue(qp, &qp->rq, qp->rcq, false);
-	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	if (READ_ONCE(qp->state) == IB_QPS_ERR)
+		sroce_task_run(&qp->resp.task);
 	return err;
 }

@@ -2,13 +2,19 @@
 #ifndef SROCE_QP_H
 #define SROCE_QP_H
 
+#include <linux/completion.h>
 #include <linux/mutex.h>
+#include <linux/refcount.h>
+#include <net/dst_cache.h>
 #include <rdma/ib_verbs.h>
 
 #include "ah.h"
 #include "queue.h"
+#include "req.h"
+#include "resp.h"
 
 struct sroce_cq;
+struct sroce_dev;
 struct sroce_srq;
 
 /**
@@ -49,29 +55,47 @@ struct sroce_qp_attr {
 	u8 en_sqd_async_notify;
 };
 
+/* Bits of sroce_qp.events: timer expiries for the send engine. */
+#define SROCE_QP_EV_TIMEOUT	0
+#define SROCE_QP_EV_RNR		1
+
 /**
  * struct sroce_qp - a queue pair
  * @ibqp: the RDMA core's QP
  * @mutex: serialises modify and query; protects @attr
- * @sq_lock: the kernel's side of @sq; nests outside the CQ locks
- * @rq_lock: the kernel's side of @rq; nests outside the CQ locks
- * @state: QP state; written with @mutex, @sq_lock and @rq_lock all held,
- *         so holding any of them gives a stable value
- * @sq: send queue ring
- * @rq: receive queue ring; unused when @srq is set
+ * @sq_lock: the producer side of a kernel QP's @sq
+ * @rq_lock: the producer side of a kernel QP's @rq
+ * @state_lock: protects @state
+ * @state: QP state; engines read it without the lock (READ_ONCE) and
+ *         re-check it at each run
+ * @sq: send queue ring; its consumer is the send engine (@req)
+ * @rq: receive queue ring, unused when @srq is set; its consumer is the
+ *      receive engine (@resp)
  * @scq: send CQ
  * @rcq: receive CQ
  * @srq: shared receive queue, or NULL
  * @cap: the sizes reported to the consumer
  * @sq_sig_all: every send WR is signaled
  * @user: the rings are shared with a process
+ * @dying: being destroyed: engines and timers do nothing more
+ * @drained: in SQD, IB_EVENT_SQ_DRAINED was raised
  * @attr: modifiable attributes
+ * @mtu: path MTU in bytes, set on entering RTR
+ * @src_port: UDP source port (RC, UC), set on entering RTR
+ * @dst_cache: route to the peer (RC, UC)
+ * @events: SROCE_QP_EV_* bits
+ * @ref: one reference while the QP is in the device's table, one per
+ *       receive path lookup in progress
+ * @released: completed when @ref drops to zero
+ * @req: the send engine
+ * @resp: the receive engine
  */
 struct sroce_qp {
 	struct ib_qp ibqp;
 	struct mutex mutex;		/* see above */
 	spinlock_t sq_lock;		/* see above */
 	spinlock_t rq_lock;		/* see above */
+	spinlock_t state_lock;		/* see above */
 	enum ib_qp_state state;
 	struct sroce_queue sq;
 	struct sroce_queue rq;
@@ -81,7 +105,17 @@ struct sroce_qp {
 	struct ib_qp_cap cap;
 	bool sq_sig_all;
 	bool user;
+	bool dying;
+	bool drained;
 	struct sroce_qp_attr attr;
+	u32 mtu;
+	u16 src_port;
+	struct dst_cache dst_cache;
+	unsigned long events;
+	refcount_t ref;
+	struct completion released;
+	struct sroce_req req;
+	struct sroce_resp resp;
 };
 
 static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)
@@ -98,7 +132,10 @@ int sroce_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		       const struct ib_send_wr **bad_wr);
 int sroce_qp_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad_wr);
-void sroce_qp_flush(struct sroce_qp *qp);
+struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn);
+void sroce_qp_put(struct sroce_qp *qp);
+void sroce_qp_fail(struct sroce_qp *qp, enum ib_wc_status status);
+void sroce_qp_sq_drained(struct sroce_qp *qp);
 void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type);
 
 #endif /* SROCE_QP_H */

@@ -8,12 +8,14 @@
  * following); we then check each attribute's value against the device
  * and apply all of them or none.
  *
- * Entering RESET discards every posted work request and clears the
- * attributes. Entering ERR completes every outstanding work request with
- * IB_WC_WR_FLUSH_ERR (IBA 10.3.1), and for a QP on an SRQ raises
- * IB_EVENT_QP_LAST_WQE_REACHED (IBA 11.6.3.1 and 10.2.9.5). Entering SQD
- * raises IB_EVENT_SQ_DRAINED when asked (IBA 11.6.3.1) once nothing is in
- * flight, which is immediately while no send is processed.
+ * Entering RTR fixes the path (MTU, UDP source port) and sets up the
+ * responder; entering RTS starts the requester at sq_psn. Entering RESET
+ * stops both engines, discards every posted work request and clears the
+ * attributes. Entering ERR lets the engines complete every outstanding
+ * work request with IB_WC_WR_FLUSH_ERR (IBA 10.3.1), and for a QP on an
+ * SRQ raises IB_EVENT_QP_LAST_WQE_REACHED (IBA 11.6.3.1 and 10.2.9.5).
+ * In SQD no new WQE starts; IB_EVENT_SQ_DRAINED is raised, when asked
+ * (IBA 11.6.3.1), once nothing is in flight.
  *
  * Alternate paths and automatic path migration (IBA 17.2.8) are not
  * supported: requests for them fail with -EOPNOTSUPP.
@@ -113,50 +115,92 @@ static void apply_attr(struct sroce_qp *qp, const struct ib_qp_attr *attr,
 		a->en_sqd_async_notify = attr->en_sqd_async_notify;
 }
 
-/* Change the state word with every lock that guards it held. */
-static void store_state(struct sroce_qp *qp, enum ib_qp_state state)
+/*
+ * Change the state, unless an engine moved the QP to the error state since
+ * the transition was checked: then the modify fails.
+ */
+static int change_state(struct sroce_qp *qp, enum ib_qp_state cur,
+			enum ib_qp_state new)
 {
 	unsigned long flags;
+	int err = 0;
 
 	lockdep_assert_held(&qp->mutex);
-	spin_lock_irqsave(&qp->sq_lock, flags);
-	spin_lock(&qp->rq_lock);
-	WRITE_ONCE(qp->state, state);
-	spin_unlock(&qp->rq_lock);
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
+	spin_lock_irqsave(&qp->state_lock, flags);
+	if (qp->state == cur)
+		WRITE_ONCE(qp->state, new);
+	else
+		err = -EINVAL;
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+	return err;
 }
 
+/* The path MTU in bytes, at most the port's active MTU, and the UDP port. */
+static void setup_path(struct sroce_qp *qp)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	enum ib_mtu mtu = qp->attr.path_mtu ?: IB_MTU_4096;
+	u32 fl;
+
+	spin_lock_bh(&sdev->port_lock);
+	mtu = min(mtu, sdev->active_mtu);
+	spin_unlock_bh(&sdev->port_lock);
+	qp->mtu = ib_mtu_enum_to_int(mtu);
+
+	/* UDP source port from the flow label (IBA A17.3.1). */
+	fl = qp->attr.av.flow_label ?:
+	     rdma_calc_flow_label(qp->ibqp.qp_num, qp->attr.dest_qpn);
+	qp->src_port = rdma_flow_label_to_udp_sport(fl);
+	dst_cache_reset(&qp->dst_cache);
+}
+
+/* RESET: stop the engines and forget every WQE and the attributes. */
 static void reset_qp(struct sroce_qp *qp)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&qp->sq_lock, flags);
+	sroce_req_stop(qp);
+	sroce_resp_stop(qp);
 	sroce_queue_discard(&qp->sq);
-	spin_unlock_irqrestore(&qp->sq_lock, flags);
-	if (!qp->srq) {
-		spin_lock_irqsave(&qp->rq_lock, flags);
+	if (!qp->srq)
 		sroce_queue_discard(&qp->rq);
-		spin_unlock_irqrestore(&qp->rq_lock, flags);
-	}
+	sroce_req_reset(qp);
+	sroce_resp_reset(qp);
+	WRITE_ONCE(qp->sq.hdr->flags, SROCE_QUEUE_NEED_WAKEUP);
+	if (!qp->srq)
+		WRITE_ONCE(qp->rq.hdr->flags, 0);
+	qp->drained = false;
 	memset(&qp->attr, 0, sizeof(qp->attr));
+}
+
+/* What entering a state takes beyond the state word; may sleep. */
+static int prepare_state(struct sroce_qp *qp, enum ib_qp_state new)
+{
+	if (new != IB_QPS_RTR)
+		return 0;
+	setup_path(qp);
+	return sroce_resp_start(qp);
 }
 
 static void enter_state(struct sroce_qp *qp, enum ib_qp_state cur,
 			enum ib_qp_state new)
 {
-	store_state(qp, new);
 	switch (new) {
 	case IB_QPS_RESET:
 		reset_qp(qp);
 		break;
-	case IB_QPS_ERR:
-		sroce_qp_flush(qp);
-		if (qp->srq && cur != IB_QPS_ERR)
-			sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+	case IB_QPS_RTS:
+		if (cur == IB_QPS_RTR)
+			sroce_req_start(qp);
+		sroce_task_run(&qp->req.task);
 		break;
 	case IB_QPS_SQD:
-		if (qp->attr.en_sqd_async_notify)
-			sroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
+		qp->drained = false;
+		sroce_task_run(&qp->req.task);
+		break;
+	case IB_QPS_ERR:
+		if (qp->srq && cur != IB_QPS_ERR)
+			sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+		sroce_task_run(&qp->req.task);
+		sroce_task_run(&qp->resp.task);
 		break;
 	default:
 		break;
@@ -179,6 +223,7 @@ int sroce_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		    struct ib_udata *udata)
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
+	struct sroce_qp_attr saved;
 	enum ib_qp_state cur, new;
 	struct sroce_av av;
 	int err;
@@ -195,8 +240,14 @@ int sroce_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (err)
 		goto out;
 
+	saved = qp->attr;
 	apply_attr(qp, attr, mask, &av);
-	if (mask & IB_QP_STATE)
+	if (!(mask & IB_QP_STATE))
+		goto out;
+	err = prepare_state(qp, new) ?: change_state(qp, cur, new);
+	if (err)
+		qp->attr = saved;	/* all or nothing */
+	else
 		enter_state(qp, cur, new);
 out:
 	mutex_unlock(&qp->mutex);

@@ -133,14 +133,18 @@ void sroce_queue_cleanup(struct sroce_queue *q)
 	q->mentry = NULL;
 }
 
+/*
+ * The index a side owns comes from its private copy; the other side's
+ * from the header, published with release semantics. A kernel queue's two
+ * sides may run on different CPUs under different locks, so each side
+ * reads the other's index from the header too.
+ */
 static void load_indices(struct sroce_queue *q, u32 *prod, u32 *cons)
 {
-	*prod = q->prod;
-	*cons = q->cons;
-	if (q->side == SROCE_QUEUE_USER_PRODUCER)
-		*prod = sroce_queue_load_index(&q->hdr->producer);
-	else if (q->side == SROCE_QUEUE_USER_CONSUMER)
-		*cons = sroce_queue_load_index(&q->hdr->consumer);
+	*prod = q->side == SROCE_QUEUE_USER_CONSUMER ? q->prod :
+		sroce_queue_load_index(&q->hdr->producer);
+	*cons = q->side == SROCE_QUEUE_USER_PRODUCER ? q->cons :
+		sroce_queue_load_index(&q->hdr->consumer);
 }
 
 /**

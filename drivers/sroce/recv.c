@@ -2,29 +2,153 @@
 /*
  * DOC: Receive dispatch
  *
- * Every RoCEv2 packet for a device arrives here from its namespace's UDP
- * socket, in softirq context under rcu_read_lock(). Until the requester,
- * responder and completer exist, the dispatcher counts each packet and
- * drops it.
+ * Every RoCEv2 packet for a device arrives here, from its namespace's UDP
+ * socket (softirq, under rcu_read_lock()) or, for a packet between two QPs
+ * of this host, straight from the sender. The dispatcher applies the
+ * transport header checks of IBA 9.6.1 (opcode, transport version,
+ * P_Key, lengths), checks the ICRC, finds the destination QP, checks that
+ * the QP's type and state take the packet (IBA 10.3.1), and hands requests
+ * to the QP's responder and responses to its completer. Every packet it
+ * drops is counted, by reason, in the device's counters.
  */
 #include <linux/skbuff.h>
 #include <linux/udp.h>
 
 #include "device.h"
+#include "icrc.h"
+#include "pkt.h"
+#include "qp.h"
 #include "recv.h"
+#include "req.h"
+#include "resp.h"
+
+static void drop(struct sroce_dev *sdev, struct sk_buff *skb,
+		 enum sroce_stat why)
+{
+	sroce_stats_add(&sdev->stats, why, 1);
+	sroce_stats_add(&sdev->stats, SROCE_STAT_RX_DROPPED, 1);
+	kfree_skb(skb);
+}
+
+static bool icrc_ok(struct sk_buff *skb)
+{
+	__le32 icrc;
+
+	if (skb_copy_bits(skb, skb->len - SROCE_ICRC_SIZE, &icrc, sizeof(icrc)))
+		return false;
+	return le32_to_cpu(icrc) ==
+	       sroce_icrc_compute(skb, 0, skb->len - SROCE_ICRC_SIZE);
+}
+
+/* IBA 9.6.1: the checks that need no QP. */
+static bool headers_ok(struct sk_buff *skb)
+{
+	struct sroce_pkt *pkt = sroce_pkt(skb);
+	const struct sroce_opcode_info *op;
+	struct sroce_bth *bth;
+	unsigned int tail;
+
+	if (!pskb_may_pull(skb, sizeof(*bth)))
+		return false;
+	bth = sroce_pkt_bth(skb);
+	op = &sroce_opcodes[bth->opcode];
+	if (!(op->flags & SROCE_OP_VALID) || sroce_bth_tver(bth))
+		return false;
+	if (!pskb_may_pull(skb, op->hdr_len))
+		return false;
+	bth = sroce_pkt_bth(skb);
+
+	/* Our only P_Key is the default, full member (IBA 10.9.3). */
+	if ((be16_to_cpu(bth->pkey) & 0x7fff) != 0x7fff)
+		return false;
+	tail = sroce_bth_pad(bth) + SROCE_ICRC_SIZE;
+	if (skb->len < op->hdr_len + tail)
+		return false;
+
+	pkt->opcode = bth->opcode;
+	pkt->flags = op->flags;
+	pkt->pad = sroce_bth_pad(bth);
+	pkt->psn = sroce_bth_psn(bth);
+	pkt->paylen = skb->len - op->hdr_len - tail;
+	pkt->se = sroce_bth_se(bth);
+	pkt->ackreq = sroce_bth_ackreq(bth);
+	return pkt->paylen == 0 || (op->flags & SROCE_OP_PAYLOAD);
+}
+
+/* IBA 10.3.1 and 9.6.1.2: does this QP take this packet? */
+static bool qp_takes(struct sroce_qp *qp, const struct sroce_pkt *pkt)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	u32 transport;
+
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_RC:
+		transport = SROCE_OP_RC;
+		break;
+	case IB_QPT_UC:
+		transport = SROCE_OP_UC;
+		break;
+	default:
+		transport = SROCE_OP_UD;
+		break;
+	}
+	if (!(pkt->flags & transport))
+		return false;
+	if (pkt->flags & SROCE_OP_REQ)
+		return state >= IB_QPS_RTR && state <= IB_QPS_SQE;
+	return state >= IB_QPS_RTS && state <= IB_QPS_SQE;
+}
+
+static void dispatch(struct sroce_dev *sdev, struct sk_buff *skb)
+{
+	struct sroce_pkt *pkt = sroce_pkt(skb);
+	struct sroce_qp *qp;
+
+	sroce_stats_add(&sdev->stats, SROCE_STAT_RX_PACKETS, 1);
+	sroce_stats_add(&sdev->stats, SROCE_STAT_RX_BYTES, skb->len);
+	if (!headers_ok(skb))
+		return drop(sdev, skb, SROCE_STAT_RX_DROP_HEADER);
+	if (!pkt->loopback && !icrc_ok(skb))
+		return drop(sdev, skb, SROCE_STAT_RX_DROP_ICRC);
+
+	qp = sroce_qp_get(sdev, sroce_bth_qpn(sroce_pkt_bth(skb)));
+	if (!qp)
+		return drop(sdev, skb, SROCE_STAT_RX_DROP_NO_QP);
+	if (!qp_takes(qp, pkt)) {
+		sroce_qp_put(qp);
+		return drop(sdev, skb, SROCE_STAT_RX_DROP_QP_STATE);
+	}
+	if (pkt->flags & SROCE_OP_REQ)
+		sroce_resp_rcv(qp, skb);
+	else
+		sroce_req_rcv(qp, skb);
+	sroce_qp_put(qp);
+}
 
 /**
- * sroce_recv_skb() - take one received packet
+ * sroce_recv_skb() - take one packet from the UDP socket
  * @sdev: the device whose netdev received it
  * @skb: the packet; skb->data points at the UDP header. Consumed.
+ *
+ * Context: softirq.
  */
 void sroce_recv_skb(struct sroce_dev *sdev, struct sk_buff *skb)
 {
-	sroce_stats_add(&sdev->stats, SROCE_STAT_RX_PACKETS, 1);
-	sroce_stats_add(&sdev->stats, SROCE_STAT_RX_BYTES,
-			skb->len > sizeof(struct udphdr) ?
-			skb->len - sizeof(struct udphdr) : 0);
-	sroce_stats_add(&sdev->stats, SROCE_STAT_RX_DROP_NO_DATAPATH, 1);
-	sroce_stats_add(&sdev->stats, SROCE_STAT_RX_DROPPED, 1);
-	kfree_skb(skb);
+	__skb_pull(skb, sizeof(struct udphdr));
+	sroce_pkt(skb)->loopback = false;
+	dispatch(sdev, skb);
+}
+
+/**
+ * sroce_recv_loopback() - take one packet from a QP of this host
+ * @sdev: the device that owns the destination address
+ * @skb: the packet with IP and UDP headers; skb->data points at the BTH.
+ *       Consumed.
+ *
+ * Context: bottom halves disabled.
+ */
+void sroce_recv_loopback(struct sroce_dev *sdev, struct sk_buff *skb)
+{
+	sroce_pkt(skb)->loopback = true;
+	dispatch(sdev, skb);
 }

@@ -31,12 +31,14 @@
  * @sk4: the IPv4 socket, or NULL
  * @sk6: the IPv6 socket, or NULL when the namespace has no IPv6
  *
- * All fields are under sroce_devices_lock.
+ * All fields are written under sroce_devices_lock. The transmit path reads
+ * the sockets under RCU: they are unpublished before they are released,
+ * and udp_tunnel_sock_release() waits for a grace period.
  */
 struct sroce_net {
 	unsigned int users;
-	struct socket *sk4;
-	struct socket *sk6;
+	struct socket __rcu *sk4;
+	struct socket __rcu *sk6;
 };
 
 static unsigned int sroce_net_id __read_mostly;
@@ -79,14 +81,22 @@ static struct socket *open_socket(struct net *net, bool ipv6)
 	return sock;
 }
 
+static void close_socket(struct socket __rcu **slot)
+{
+	struct socket *sock;
+
+	sock = rcu_dereference_protected(*slot,
+					 lockdep_is_held(&sroce_devices_lock));
+	if (!sock)
+		return;
+	RCU_INIT_POINTER(*slot, NULL);
+	udp_tunnel_sock_release(sock);
+}
+
 static void close_sockets(struct sroce_net *sn)
 {
-	if (sn->sk6)
-		udp_tunnel_sock_release(sn->sk6);
-	if (sn->sk4)
-		udp_tunnel_sock_release(sn->sk4);
-	sn->sk6 = NULL;
-	sn->sk4 = NULL;
+	close_socket(&sn->sk6);
+	close_socket(&sn->sk4);
 }
 
 static int open_sockets(struct net *net, struct sroce_net *sn)
@@ -96,7 +106,7 @@ static int open_sockets(struct net *net, struct sroce_net *sn)
 	sock = open_socket(net, false);
 	if (IS_ERR(sock))
 		return PTR_ERR(sock);
-	sn->sk4 = sock;
+	rcu_assign_pointer(sn->sk4, sock);
 
 	sock = open_socket(net, true);
 	if (PTR_ERR(sock) == -EAFNOSUPPORT)
@@ -105,7 +115,7 @@ static int open_sockets(struct net *net, struct sroce_net *sn)
 		close_sockets(sn);
 		return PTR_ERR(sock);
 	}
-	sn->sk6 = sock;
+	rcu_assign_pointer(sn->sk6, sock);
 	return 0;
 }
 
@@ -136,7 +146,7 @@ int sroce_socket_attach(struct sroce_dev *sdev)
 		}
 	}
 	sn->users++;
-	sdev->sn = sn;
+	rcu_assign_pointer(sdev->sn, sn);
 	return 0;
 }
 
@@ -146,14 +156,36 @@ int sroce_socket_attach(struct sroce_dev *sdev)
  */
 void sroce_socket_detach(struct sroce_dev *sdev)
 {
-	struct sroce_net *sn = sdev->sn;
+	struct sroce_net *sn;
 
-	lockdep_assert_held(&sroce_devices_lock);
+	sn = rcu_dereference_protected(sdev->sn,
+				       lockdep_is_held(&sroce_devices_lock));
 	if (!sn)
 		return;
-	sdev->sn = NULL;
+	RCU_INIT_POINTER(sdev->sn, NULL);
 	if (!--sn->users)
 		close_sockets(sn);
+}
+
+/**
+ * sroce_socket_sk() - the socket a device sends from
+ * @sdev: the device
+ * @ipv6: the IPv6 socket, else the IPv4 one
+ *
+ * Context: rcu_read_lock() or bottom halves disabled; the socket stays
+ * valid until then.
+ * Return: the socket, or NULL when the device is detached from its
+ * namespace or the namespace has no such socket.
+ */
+struct sock *sroce_socket_sk(struct sroce_dev *sdev, bool ipv6)
+{
+	struct sroce_net *sn = rcu_dereference(sdev->sn);
+	struct socket *sock;
+
+	if (!sn)
+		return NULL;
+	sock = ipv6 ? rcu_dereference(sn->sk6) : rcu_dereference(sn->sk4);
+	return sock ? sock->sk : NULL;
 }
 
 /*
@@ -167,7 +199,8 @@ static void __net_exit sroce_net_exit(struct net *net)
 	struct sroce_net *sn = net_generic(net, sroce_net_id);
 
 	sroce_dev_detach_net(net);
-	WARN_ON_ONCE(sn->users || sn->sk4 || sn->sk6);
+	WARN_ON_ONCE(sn->users || rcu_access_pointer(sn->sk4) ||
+		     rcu_access_pointer(sn->sk6));
 }
 
 static struct pernet_operations sroce_net_ops = {

@@ -11,6 +11,7 @@
 
 #include "device.h"
 #include "params.h"
+#include "resp.h"
 #include "srq.h"
 #include "ucontext.h"
 #include "wqe.h"
@@ -163,6 +164,64 @@ int sroce_srq_destroy(struct ib_srq *ibsrq, struct ib_udata *udata)
 	return 0;
 }
 
+static void srq_event(struct sroce_srq *srq, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = srq->ibsrq.device,
+		.element.srq = &srq->ibsrq,
+		.event = type,
+	};
+
+	if (srq->ibsrq.event_handler)
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+}
+
+/**
+ * sroce_srq_take() - take the next receive WQE, for a QP's responder
+ * @srq: the SRQ
+ * @rwqe: where to copy and check it
+ *
+ * When the WQEs left fall below an armed limit, the limit is disarmed and
+ * IB_EVENT_SRQ_LIMIT_REACHED raised (IBA 10.2.9.4).
+ *
+ * Context: any.
+ * Return: 1, 0 when the SRQ is empty, or -EINVAL when the WQE or the ring
+ * is corrupt.
+ */
+int sroce_srq_take(struct sroce_srq *srq, struct sroce_rwqe *rwqe)
+{
+	const struct sroce_recv_wqe *w;
+	bool limit = false;
+	unsigned long flags;
+	int ret = 1;
+	u32 count;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	w = sroce_queue_head(&srq->rq);
+	if (IS_ERR_OR_NULL(w)) {
+		ret = w ? -EINVAL : 0;
+		goto out;
+	}
+	rwqe->wr_id = READ_ONCE(w->wr_id);
+	rwqe->num_sge = READ_ONCE(w->num_sge);
+	if (rwqe->num_sge > srq->max_sge) {
+		ret = -EINVAL;
+		goto out;
+	}
+	memcpy(rwqe->sge, w->sge, rwqe->num_sge * sizeof(w->sge[0]));
+	sroce_queue_pop(&srq->rq);
+	if (srq->limit && !sroce_queue_count(&srq->rq, &count) &&
+	    count < srq->limit) {
+		srq->limit = 0;
+		limit = true;
+	}
+out:
+	spin_unlock_irqrestore(&srq->lock, flags);
+	if (limit)
+		srq_event(srq, IB_EVENT_SRQ_LIMIT_REACHED);
+	return ret;
+}
+
 /**
  * sroce_srq_post_recv() - ib_device_ops.post_srq_recv, for kernel SRQs
  * @ibsrq: the SRQ
@@ -180,9 +239,11 @@ int sroce_srq_post_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	int err = 0;
 
+	/* A process's doorbell: nothing to do, the responders take WQEs. */
 	if (srq->user) {
-		*bad_wr = wr;
-		return -EINVAL;
+		if (wr)
+			*bad_wr = wr;
+		return wr ? -EINVAL : 0;
 	}
 	spin_lock_irqsave(&srq->lock, flags);
 	while (wr && !err) {

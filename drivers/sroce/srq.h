@@ -6,6 +6,8 @@
 
 #include "queue.h"
 
+struct sroce_rwqe;
+
 /**
  * struct sroce_srq - a shared receive queue
  * @ibsrq: the RDMA core's SRQ
@@ -39,6 +41,7 @@ int sroce_srq_modify(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
 int sroce_srq_query(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int sroce_srq_destroy(struct ib_srq *ibsrq, struct ib_udata *udata);
+int sroce_srq_take(struct sroce_srq *srq, struct sroce_rwqe *rwqe);
 int sroce_srq_post_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 			const struct ib_recv_wr **bad_wr);
 

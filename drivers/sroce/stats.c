@@ -10,10 +10,26 @@
 #include "stats.h"
 
 static const struct rdma_stat_desc sroce_stat_descs[] = {
+	[SROCE_STAT_TX_PACKETS].name = "tx_packets",
+	[SROCE_STAT_TX_BYTES].name = "tx_bytes",
+	[SROCE_STAT_TX_DROPPED].name = "tx_dropped",
 	[SROCE_STAT_RX_PACKETS].name = "rx_packets",
 	[SROCE_STAT_RX_BYTES].name = "rx_bytes",
 	[SROCE_STAT_RX_DROPPED].name = "rx_dropped",
-	[SROCE_STAT_RX_DROP_NO_DATAPATH].name = "rx_drop_no_datapath",
+	[SROCE_STAT_RX_DROP_HEADER].name = "rx_drop_header",
+	[SROCE_STAT_RX_DROP_ICRC].name = "rx_drop_icrc",
+	[SROCE_STAT_RX_DROP_NO_QP].name = "rx_drop_no_qp",
+	[SROCE_STAT_RX_DROP_QP_STATE].name = "rx_drop_qp_state",
+	[SROCE_STAT_RX_DROP_QKEY].name = "rx_drop_qkey",
+	[SROCE_STAT_RX_DROP_NO_RWQE].name = "rx_drop_no_rwqe",
+	[SROCE_STAT_RETRANSMITS].name = "retransmits",
+	[SROCE_STAT_TIMEOUTS].name = "timeouts",
+	[SROCE_STAT_SEQ_NAKS_RCVD].name = "seq_naks_rcvd",
+	[SROCE_STAT_RNR_NAKS_RCVD].name = "rnr_naks_rcvd",
+	[SROCE_STAT_SEQ_ERRORS].name = "seq_errors",
+	[SROCE_STAT_RNR_NAKS_SENT].name = "rnr_naks_sent",
+	[SROCE_STAT_NAKS_SENT].name = "naks_sent",
+	[SROCE_STAT_DUP_REQUESTS].name = "dup_requests",
 };
 
 static_assert(ARRAY_SIZE(sroce_stat_descs) == SROCE_NUM_STATS);

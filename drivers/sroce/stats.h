@@ -7,17 +7,51 @@
 
 /**
  * enum sroce_stat - per-device counters, shown by `rdma statistic`
+ * @SROCE_STAT_TX_PACKETS: packets sent
+ * @SROCE_STAT_TX_BYTES: their bytes from the BTH on
+ * @SROCE_STAT_TX_DROPPED: packets dropped before reaching the IP stack
+ *	(no route, device leaving its namespace, no memory)
  * @SROCE_STAT_RX_PACKETS: RoCEv2 packets received for this device
- * @SROCE_STAT_RX_BYTES: their UDP payload bytes
- * @SROCE_STAT_RX_DROPPED: received packets dropped, for any reason
- * @SROCE_STAT_RX_DROP_NO_DATAPATH: dropped because nothing handles them yet
+ * @SROCE_STAT_RX_BYTES: their bytes from the BTH on
+ * @SROCE_STAT_RX_DROPPED: received packets dropped, for any reason below
+ * @SROCE_STAT_RX_DROP_HEADER: malformed or truncated headers, bad opcode,
+ *	transport version or P_Key
+ * @SROCE_STAT_RX_DROP_ICRC: ICRC mismatch
+ * @SROCE_STAT_RX_DROP_NO_QP: no such destination QP
+ * @SROCE_STAT_RX_DROP_QP_STATE: the QP's type or state does not take it
+ * @SROCE_STAT_RX_DROP_QKEY: UD datagram with the wrong Q_Key
+ * @SROCE_STAT_RX_DROP_NO_RWQE: UD datagram with no receive WQE, or too long
+ * @SROCE_STAT_RETRANSMITS: requester resends (after a NAK or a timeout)
+ * @SROCE_STAT_TIMEOUTS: transport timer expiries
+ * @SROCE_STAT_SEQ_NAKS_RCVD: PSN sequence error NAKs received
+ * @SROCE_STAT_RNR_NAKS_RCVD: RNR NAKs received
+ * @SROCE_STAT_SEQ_ERRORS: out-of-sequence requests received
+ * @SROCE_STAT_RNR_NAKS_SENT: RNR NAKs sent
+ * @SROCE_STAT_NAKS_SENT: other NAKs sent (invalid request, access error...)
+ * @SROCE_STAT_DUP_REQUESTS: duplicate requests received
  * @SROCE_NUM_STATS: number of counters
  */
 enum sroce_stat {
+	SROCE_STAT_TX_PACKETS,
+	SROCE_STAT_TX_BYTES,
+	SROCE_STAT_TX_DROPPED,
 	SROCE_STAT_RX_PACKETS,
 	SROCE_STAT_RX_BYTES,
 	SROCE_STAT_RX_DROPPED,
-	SROCE_STAT_RX_DROP_NO_DATAPATH,
+	SROCE_STAT_RX_DROP_HEADER,
+	SROCE_STAT_RX_DROP_ICRC,
+	SROCE_STAT_RX_DROP_NO_QP,
+	SROCE_STAT_RX_DROP_QP_STATE,
+	SROCE_STAT_RX_DROP_QKEY,
+	SROCE_STAT_RX_DROP_NO_RWQE,
+	SROCE_STAT_RETRANSMITS,
+	SROCE_STAT_TIMEOUTS,
+	SROCE_STAT_SEQ_NAKS_RCVD,
+	SROCE_STAT_RNR_NAKS_RCVD,
+	SROCE_STAT_SEQ_ERRORS,
+	SROCE_STAT_RNR_NAKS_SENT,
+	SROCE_STAT_NAKS_SENT,
+	SROCE_STAT_DUP_REQUESTS,
 	SROCE_NUM_STATS,
 };
 

@@ -15,6 +15,20 @@
  * producing side and the consumer index only by the consuming side. The
  * kernel treats every index and every entry it reads from a user-mapped
  * queue as untrusted input.
+ *
+ * Posting (SQ, RQ, SRQ): write the entry, store the new producer index
+ * with release semantics, then issue a full memory barrier and read the
+ * queue's flags. If SROCE_QUEUE_NEED_WAKEUP is set, ring the doorbell: the
+ * uverbs POST_SEND (SQ), POST_RECV (RQ) or POST_SRQ_RECV (SRQ) command
+ * with wr_count 0. The kernel clears the flag while it will look at the
+ * queue again on its own (a send engine with packets in flight), and sets
+ * it, followed by a full barrier and a last look at the producer index,
+ * before it goes idle; the two barriers make sure that no post is missed.
+ * Receive queues need the doorbell only when the QP is in the error state
+ * (so that the new entries are flushed).
+ *
+ * Polling (CQ): read the producer index with acquire semantics, copy the
+ * entry, then store the new consumer index with release semantics.
  */
 #ifndef SROCE_ABI_USER_H
 #define SROCE_ABI_USER_H
@@ -80,13 +94,16 @@ struct sroce_sge {
 /**
  * struct sroce_send_wqe - one send queue entry
  * @wr_id: returned in the completion
- * @opcode: an IB_UVERBS_WR_* value
- * @send_flags: IB_UVERBS_SEND_* flags
+ * @opcode: an IB_UVERBS_WR_* value (the values of enum ibv_wr_opcode)
+ * @send_flags: the values of enum ibv_send_flags (IB_SEND_* in the kernel)
  * @ex: immediate data (network byte order) or the rkey to invalidate
  * @num_sge: entries used in @sge (0 when the data is inline)
  * @inline_len: bytes of inline data stored in place of @sge
- * @wr: opcode-specific fields
- * @sge: scatter/gather list, or inline data when IB_UVERBS_SEND_INLINE
+ * @wr: opcode-specific fields; for UD, @wr.ud.ah_num is the number the
+ *      create_ah response gave
+ * @sge: scatter/gather list, or inline data when IBV_SEND_INLINE
+ *       (as many bytes as the entry holds past the header, at most
+ *       max_inline_data)
  */
 struct sroce_send_wqe {
 	__aligned_u64 wr_id;

@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * DOC: Completer
+ *
+ * The second half of the send engine (see req.c). It matches responses to
+ * outstanding WQEs (IBA 9.7.5.2), finishes WQEs and writes their
+ * completions in SQ order (IBA 10.8.3), and recovers from loss:
+ *
+ * - An ACK acknowledges every packet up to its PSN: SEND and WRITE WQEs it
+ *   covers are done. One that also covers a READ or atomic whose response
+ *   has not arrived means that response was lost (an implied NAK): the
+ *   requester asks again.
+ * - A READ response must carry the next PSN the WQE waits for; a later one
+ *   means responses were lost, and the requester asks again for the rest.
+ *   Responses are accepted whether a resumed READ starts again with FIRST
+ *   or goes on with MIDDLE (rdma_rxe does the latter).
+ * - A PSN sequence error NAK acknowledges the packets before its PSN and
+ *   asks for a resend from there; a timeout resends from the oldest
+ *   unacknowledged PSN. Both use up one of retry_cnt retries (IBA
+ *   9.7.6.1.3); any acknowledged progress restores them.
+ * - An RNR NAK makes the requester wait for the timer the NAK names (IBA
+ *   9.7.5.2.8, table 45) and resend, rnr_retry times (7: without limit).
+ * - Other NAKs end the WQE with the matching remote error (IBA table 47).
+ *
+ * A WQE that ends in error always makes a completion, signaled or not,
+ * and takes the QP to the error state (SQE for UC and UD, IBA 10.3.1),
+ * which flushes every later WQE with IB_WC_WR_FLUSH_ERR.
+ */
+#include <linux/jiffies.h>
+#include <rdma/ib_user_verbs.h>
+
+#include "comp.h"
+#include "cq.h"
+#include "device.h"
+#include "pkt.h"
+#include "qp.h"
+#include "req.h"
+
+/* RNR NAK timer codes in microseconds (IBA 9.7.5.2.8, table 45). */
+static const u32 rnr_usec[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+/* The completion opcode of a send work request (IBA 11.4.2.1). */
+static enum ib_wc_opcode send_wc_opcode(u32 wr_opcode)
+{
+	switch (wr_opcode) {
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_UVERBS_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	case IB_UVERBS_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case IB_UVERBS_WR_BIND_MW:
+		return IB_WC_BIND_MW;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+static bool is_rd_atomic(u32 opcode)
+{
+	return opcode == IB_UVERBS_WR_RDMA_READ ||
+	       opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+	       opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static int post_send_cqe(struct sroce_qp *qp, u64 wr_id, u32 opcode,
+			 enum ib_wc_status status, u32 byte_len)
+{
+	struct ib_wc wc = {
+		.wr_id = wr_id,
+		.status = status,
+		.opcode = send_wc_opcode(opcode),
+		.byte_len = byte_len,
+		.qp = &qp->ibqp,
+		.port_num = 1,
+	};
+
+	return sroce_cq_post(qp->scq, &wc, false);
+}
+
+/**
+ * sroce_comp_wqe_done() - a WQE has finished
+ * @qp: the QP; called by its send engine
+ * @s: the WQE
+ * @status: IB_WC_SUCCESS or why it failed
+ *
+ * Its completion is written in SQ order by sroce_comp_complete(). A failed
+ * WQE moves the QP to the error state.
+ */
+void sroce_comp_wqe_done(struct sroce_qp *qp, struct sroce_swqe *s,
+			 enum ib_wc_status status)
+{
+	s->state = SROCE_SWQE_DONE;
+	s->status = status;
+	if (status != IB_WC_SUCCESS)
+		sroce_qp_fail(qp, status);
+}
+
+/**
+ * sroce_comp_complete() - write the completions of finished WQEs, in order
+ * @qp: the QP; called by its send engine
+ *
+ * Return: true when the engine must run again (a WQE that waited for a
+ * READ or atomic to finish may start now).
+ */
+bool sroce_comp_complete(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+	bool freed = false;
+	struct sroce_swqe *s;
+
+	while (qp->sq.cons != req->next) {
+		s = sroce_req_swqe(qp, qp->sq.cons);
+		if (s->state != SROCE_SWQE_DONE)
+			break;
+		if ((s->signaled || s->status != IB_WC_SUCCESS) &&
+		    post_send_cqe(qp, s->wr_id, s->opcode, s->status,
+				  s->length)) {
+			sroce_qp_fail(qp, IB_WC_GENERAL_ERR);
+			return false;
+		}
+		if (is_rd_atomic(s->opcode)) {
+			req->rd_atomic--;
+			freed = true;
+		}
+		if (req->cur == qp->sq.cons)
+			req->cur++;
+		sroce_queue_pop(&qp->sq);
+	}
+	if (READ_ONCE(qp->state) == IB_QPS_SQD)
+		sroce_qp_sq_drained(qp);
+	return freed && req->cur != req->next;
+}
+
+/**
+ * sroce_comp_flush() - complete every WQE in error (QP in ERR or SQE)
+ * @qp: the QP; called by its send engine
+ *
+ * WQEs that already failed keep their status; the others are flushed.
+ * Only the WQEs present when we start are completed, so a process that
+ * keeps posting cannot keep the engine here; the doorbell brings it back.
+ */
+void sroce_comp_flush(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+	const struct sroce_send_wqe *w;
+	struct sroce_swqe *s;
+	u32 count;
+
+	del_timer(&req->retrans_timer);
+	if (sroce_queue_count(&qp->sq, &count))
+		count = req->next - qp->sq.cons;
+	while (count--) {
+		if (qp->sq.cons != req->next) {
+			s = sroce_req_swqe(qp, qp->sq.cons);
+			if (post_send_cqe(qp, s->wr_id, s->opcode,
+					  s->state == SROCE_SWQE_DONE &&
+					  s->status != IB_WC_SUCCESS ?
+					  s->status : IB_WC_WR_FLUSH_ERR, 0))
+				return;
+		} else {
+			w = sroce_queue_slot(&qp->sq, qp->sq.cons);
+			if (post_send_cqe(qp, READ_ONCE(w->wr_id),
+					  READ_ONCE(w->opcode),
+					  IB_WC_WR_FLUSH_ERR, 0))
+				return;
+			req->next++;
+		}
+		sroce_queue_pop(&qp->sq);
+	}
+	req->cur = req->next;
+	req->rd_atomic = 0;
+}
+
+/* Every WQE wholly before @psn (SEND, WRITE) is acknowledged. */
+static void ack_upto(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe *s;
+	u32 i;
+
+	if (sroce_psn_diff(psn, req->unacked_psn) > 0) {
+		req->unacked_psn = psn;
+		req->retry_left = qp->attr.retry_cnt;
+		if (req->psn == psn)
+			del_timer(&req->retrans_timer);
+		else if (req->timeout)
+			mod_timer(&req->retrans_timer, jiffies + req->timeout);
+	}
+	for (i = qp->sq.cons; i != req->next; i++) {
+		s = sroce_req_swqe(qp, i);
+		if (s->state == SROCE_SWQE_DONE)
+			continue;
+		if (sroce_psn_diff(psn, s->last_psn) <= 0 ||
+		    is_rd_atomic(s->opcode) || s->state != SROCE_SWQE_SENT)
+			break;
+		sroce_comp_wqe_done(qp, s, IB_WC_SUCCESS);
+	}
+}
+
+/* Resend from @psn, if retries are left (IBA 9.7.6.1.3). */
+static void retry(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe *s;
+
+	if (qp->sq.cons == req->next)
+		return;
+	if (!req->retry_left) {
+		s = sroce_req_swqe(qp, qp->sq.cons);
+		sroce_comp_wqe_done(qp, s, IB_WC_RETRY_EXC_ERR);
+		return;
+	}
+	req->retry_left--;
+	sroce_stats_add(&to_sdev(qp->ibqp.device)->stats,
+			SROCE_STAT_RETRANSMITS, 1);
+	sroce_req_rewind(qp, psn);
+}
+
+/* The oldest outstanding WQE, if any. */
+static struct sroce_swqe *oldest(struct sroce_qp *qp, u32 *index)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe *s;
+	u32 i;
+
+	for (i = qp->sq.cons; i != req->next; i++) {
+		s = sroce_req_swqe(qp, i);
+		if (s->state != SROCE_SWQE_DONE) {
+			*index = i;
+			return s;
+		}
+	}
+	return NULL;
+}
+
+static void rnr_nak(struct sroce_qp *qp, u32 psn, u8 timer)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe *s;
+	u32 i;
+
+	s = oldest(qp, &i);
+	if (!s)
+		return;
+	sroce_stats_add(&to_sdev(qp->ibqp.device)->stats,
+			SROCE_STAT_RNR_NAKS_RCVD, 1);
+	if (!req->rnr_left) {
+		sroce_comp_wqe_done(qp, s, IB_WC_RNR_RETRY_EXC_ERR);
+		return;
+	}
+	if (req->rnr_left != 7)
+		req->rnr_left--;
+	sroce_req_rewind(qp, psn);
+	req->rnr_wait = true;
+	del_timer(&req->retrans_timer);
+	mod_timer(&req->rnr_timer,
+		  jiffies + max(usecs_to_jiffies(rnr_usec[timer]), 1UL));
+}
+
+static enum ib_wc_status nak_status(u8 code)
+{
+	switch (code) {
+	case SROCE_NAK_INVALID_REQ:
+		return IB_WC_REM_INV_REQ_ERR;
+	case SROCE_NAK_REM_ACCESS_ERR:
+		return IB_WC_REM_ACCESS_ERR;
+	case SROCE_NAK_INVALID_RD_REQ:
+		return IB_WC_REM_INV_RD_REQ_ERR;
+	default:
+		return IB_WC_REM_OP_ERR;
+	}
+}
+
+/* An ACKNOWLEDGE packet: ACK, RNR NAK or NAK (IBA 9.7.5.2.3 to .8). */
+static void handle_ack(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	const struct sroce_opcode_info *op = sroce_pkt_op(skb);
+	u8 syn = sroce_aeth_syndrome(sroce_pkt_hdr(skb, op->aeth));
+	struct sroce_req *req = &qp->req;
+	u32 psn = sroce_pkt(skb)->psn, i;
+	struct sroce_swqe *s;
+
+	/* A response for a PSN not sent yet is a ghost (IBA 9.7.5.2.2). */
+	if (sroce_psn_diff(psn, req->psn) >= 0)
+		return;
+
+	switch (syn & SROCE_AETH_TYPE_MASK) {
+	case SROCE_AETH_ACK:
+		ack_upto(qp, sroce_psn_add(psn, 1));
+		s = oldest(qp, &i);
+		/* An ACK past a READ or atomic still waiting: implied NAK. */
+		if (s && is_rd_atomic(s->opcode) &&
+		    sroce_psn_diff(psn, s->first_psn) >= 0)
+			retry(qp, s->first_psn);
+		return;
+	case SROCE_AETH_RNR_NAK:
+		ack_upto(qp, psn);
+		rnr_nak(qp, psn, syn & SROCE_AETH_VALUE_MASK);
+		return;
+	case SROCE_AETH_NAK:
+		ack_upto(qp, psn);
+		if ((syn & SROCE_AETH_VALUE_MASK) == SROCE_NAK_PSN_SEQ_ERR) {
+			sroce_stats_add(&to_sdev(qp->ibqp.device)->stats,
+					SROCE_STAT_SEQ_NAKS_RCVD, 1);
+			retry(qp, psn);
+			return;
+		}
+		s = oldest(qp, &i);
+		if (s)
+			sroce_comp_wqe_done(qp, s,
+					    nak_status(syn & SROCE_AETH_VALUE_MASK));
+		return;
+	default:
+		return;
+	}
+}
+
+/* The READ WQE a response belongs to, and the PSN it waits for. */
+static struct sroce_swqe *read_wqe(struct sroce_qp *qp, u32 *expect)
+{
+	struct sroce_swqe *s;
+	u32 i;
+
+	s = oldest(qp, &i);
+	if (!s || s->opcode != IB_UVERBS_WR_RDMA_READ ||
+	    s->state == SROCE_SWQE_SENDING)
+		return NULL;
+	*expect = sroce_psn_add(s->first_psn, s->read_off / qp->mtu);
+	return s;
+}
+
+/* An RDMA READ response (IBA 9.7.5.2.5). */
+static void handle_read_resp(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	struct sroce_pkt *pkt = sroce_pkt(skb);
+	struct sroce_swqe *s;
+	struct sroce_sgl sgl;
+	u32 expect, left;
+	int err;
+
+	s = read_wqe(qp, &expect);
+	if (!s)
+		return;
+	if (sroce_psn_diff(pkt->psn, expect) < 0)
+		return;	/* duplicate */
+	if (pkt->psn != expect) {
+		retry(qp, expect);	/* responses were lost */
+		return;
+	}
+	/* Everything before this READ is acknowledged by this response. */
+	ack_upto(qp, s->first_psn);
+
+	left = s->length - s->read_off;
+	if ((pkt->flags & SROCE_OP_LAST) ? pkt->paylen != left :
+	    pkt->paylen != qp->mtu || left <= qp->mtu) {
+		sroce_comp_wqe_done(qp, s, IB_WC_BAD_RESP_ERR);
+		return;
+	}
+	sroce_sgl_init(&sgl, s->sge, s->num_sge);
+	err = sroce_sgl_skip(&sgl, s->read_off) ?:
+	      sroce_sgl_copy_in(to_sdev(qp->ibqp.device), qp->ibqp.pd, &sgl,
+				skb, sroce_pkt_op(skb)->hdr_len, pkt->paylen);
+	if (err) {
+		sroce_comp_wqe_done(qp, s, err == -ENOSPC ? IB_WC_LOC_LEN_ERR :
+					   IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	s->read_off += pkt->paylen;
+	ack_upto(qp, sroce_psn_add(pkt->psn, 1));
+	if (pkt->flags & SROCE_OP_LAST)
+		sroce_comp_wqe_done(qp, s, IB_WC_SUCCESS);
+}
+
+/* An atomic acknowledge (IBA 9.7.5.2.6). */
+static void handle_atomic_ack(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	const struct sroce_opcode_info *op = sroce_pkt_op(skb);
+	struct sroce_atmack *ack = sroce_pkt_hdr(skb, op->atmack);
+	u32 psn = sroce_pkt(skb)->psn, i;
+	struct sroce_swqe *s;
+	struct sroce_sgl sgl;
+	u64 orig;
+	int err;
+
+	s = oldest(qp, &i);
+	if (!s || !is_rd_atomic(s->opcode) ||
+	    s->opcode == IB_UVERBS_WR_RDMA_READ || s->first_psn != psn)
+		return;
+	ack_upto(qp, psn);
+	/* The original value lands in host byte order (IBA 9.4.5). */
+	orig = be64_to_cpu(ack->orig);
+	sroce_sgl_init(&sgl, s->sge, s->num_sge);
+	err = sroce_sgl_copy_in_buf(to_sdev(qp->ibqp.device), qp->ibqp.pd,
+				    &sgl, &orig, sizeof(orig));
+	if (err) {
+		sroce_comp_wqe_done(qp, s, IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	ack_upto(qp, sroce_psn_add(psn, 1));
+	sroce_comp_wqe_done(qp, s, IB_WC_SUCCESS);
+}
+
+static void handle_timeout(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+
+	if (req->rnr_wait || req->psn == req->unacked_psn)
+		return;
+	sroce_stats_add(&to_sdev(qp->ibqp.device)->stats,
+			SROCE_STAT_TIMEOUTS, 1);
+	retry(qp, req->unacked_psn);
+}
+
+/**
+ * sroce_comp_run() - process timer events and queued responses
+ * @qp: the QP; called by its send engine
+ * @budget: responses to process at most
+ *
+ * Return: true when responses remain queued.
+ */
+bool sroce_comp_run(struct sroce_qp *qp, int budget)
+{
+	struct sroce_req *req = &qp->req;
+	struct sk_buff *skb;
+	u32 flags;
+
+	if (test_and_clear_bit(SROCE_QP_EV_RNR, &qp->events))
+		req->rnr_wait = false;
+	if (test_and_clear_bit(SROCE_QP_EV_TIMEOUT, &qp->events))
+		handle_timeout(qp);
+
+	while (budget-- > 0 && (skb = skb_dequeue(&req->resp_pkts))) {
+		flags = sroce_pkt(skb)->flags;
+		if (flags & SROCE_OP_ACK)
+			handle_ack(qp, skb);
+		else if (flags & SROCE_OP_READ_RESP)
+			handle_read_resp(qp, skb);
+		else if (flags & SROCE_OP_ATOMIC_ACK)
+			handle_atomic_ack(qp, skb);
+		consume_skb(skb);
+		if (READ_ONCE(qp->state) == IB_QPS_ERR)
+			break;
+	}
+	return !skb_queue_empty(&req->resp_pkts);
+}

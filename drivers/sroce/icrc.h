@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+#ifndef SROCE_ICRC_H
+#define SROCE_ICRC_H
+
+#include <linux/skbuff.h>
+
+u32 sroce_icrc_compute(const struct sk_buff *skb, unsigned int bth_off,
+		       unsigned int len);
+
+#endif /* SROCE_ICRC_H */

@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * DOC: Memory access
+ *
+ * The data path reaches registered memory only through this file. A key
+ * is looked up in the device's key table under the table's lock and the
+ * MR is referenced for the duration of one access; deregistration
+ * unpublishes the key and waits for those references (mr.c). Every access
+ * is checked first (IBA 10.6.3 and 9.4.?: the MR's PD is the QP's, its
+ * rights include the access, and the range lies inside the MR), so memory
+ * outside an MR is never touched, whatever a peer or a process asks.
+ *
+ * User MRs are reached page by page through the pinned pages of their
+ * umem; the DMA MR of a kernel PD is kernel virtual memory (sroce uses
+ * the RDMA core's virtual DMA mapping, so a "DMA address" is a kernel
+ * address).
+ */
+#include <linux/highmem.h>
+#include <linux/overflow.h>
+
+#include "device.h"
+#include "mem.h"
+#include "mr.h"
+
+/**
+ * sroce_mr_get() - the MR a key names, referenced
+ * @sdev: the device
+ * @key: an lkey or rkey
+ *
+ * Context: any.
+ * Return: the MR, or NULL when no registered MR has exactly this key.
+ */
+struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key)
+{
+	struct sroce_mr *mr = NULL;
+	void *entry;
+
+	xa_lock_bh(&sdev->keys);
+	entry = xa_load(&sdev->keys, key >> 8);
+	if (entry && xa_pointer_tag(entry) == SROCE_KEY_MR) {
+		mr = xa_untag_pointer(entry);
+		if (mr->ibmr.lkey != key || !refcount_inc_not_zero(&mr->ref))
+			mr = NULL;
+	}
+	xa_unlock_bh(&sdev->keys);
+	return mr;
+}
+
+/**
+ * sroce_mr_put() - drop a reference from sroce_mr_get()
+ * @mr: the MR
+ */
+void sroce_mr_put(struct sroce_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->ref))
+		complete(&mr->released);
+}
+
+/**
+ * sroce_mem_invalidate() - remote invalidation (IBA 9.4.4, SEND with
+ * Invalidate)
+ * @sdev: the device
+ * @pd: the PD of the QP that received the request
+ * @rkey: the key to invalidate
+ *
+ * Only a fast-registration MR of the same PD can be invalidated remotely
+ * (IBA 10.6.5, o10-37.2.26 for windows); others are a protection error.
+ *
+ * Return: 0, or -EINVAL when the key cannot be invalidated.
+ */
+int sroce_mem_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 rkey)
+{
+	struct sroce_mr *mr = sroce_mr_get(sdev, rkey);
+	int err = -EINVAL;
+
+	if (!mr)
+		return err;
+	if (mr->type == SROCE_MR_FAST && mr->ibmr.pd == pd) {
+		WRITE_ONCE(mr->valid, false);
+		err = 0;
+	}
+	sroce_mr_put(mr);
+	return err;
+}
+
+/**
+ * sroce_mr_check() - may this access use this MR?
+ * @mr: the MR
+ * @pd: the PD of the QP making the access
+ * @iova: first byte
+ * @len: bytes, at least 1
+ * @access: IB_ACCESS_* rights needed (0 for a local read)
+ *
+ * Return: 0, or -EACCES for a PD mismatch, missing rights, an MR that maps
+ * nothing, or a range outside the MR.
+ */
+int sroce_mr_check(struct sroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
+		   int access)
+{
+	u64 end;
+
+	if (mr->ibmr.pd != pd || (mr->access & access) != access)
+		return -EACCES;
+	if (mr->type == SROCE_MR_DMA)
+		return 0;
+	if (mr->type != SROCE_MR_USER)
+		return -EACCES;
+	if (check_add_overflow(iova, len, &end) || iova < mr->ibmr.iova ||
+	    end > mr->ibmr.iova + mr->ibmr.length)
+		return -EACCES;
+	return 0;
+}
+
+/*
+ * Map the part of [iova, iova + len) that lies in one page of @mr; the
+ * caller has checked the range. Returns the address and sets *chunk.
+ */
+static void *map_chunk(struct sroce_mr *mr, u64 iova, u32 len, u32 *chunk)
+{
+	u64 off;
+
+	if (mr->type == SROCE_MR_DMA) {
+		*chunk = len;
+		return (void *)(uintptr_t)iova;
+	}
+	off = iova - mr->ibmr.iova + (mr->umem->address & ~PAGE_MASK);
+	*chunk = min_t(u64, len, PAGE_SIZE - (off & ~PAGE_MASK));
+	return kmap_local_page(mr->upages[off >> PAGE_SHIFT]) +
+	       (off & ~PAGE_MASK);
+}
+
+static void unmap_chunk(struct sroce_mr *mr, void *addr)
+{
+	if (mr->type != SROCE_MR_DMA)
+		kunmap_local(addr);
+}
+
+/**
+ * sroce_mr_copy_in() - copy packet data into an MR
+ * @mr: the MR; the range was checked with sroce_mr_check()
+ * @iova: destination
+ * @skb: the packet
+ * @off: offset of the data in @skb
+ * @len: bytes
+ */
+void sroce_mr_copy_in(struct sroce_mr *mr, u64 iova, const struct sk_buff *skb,
+		      unsigned int off, u32 len)
+{
+	u32 chunk;
+	void *p;
+
+	while (len) {
+		p = map_chunk(mr, iova, len, &chunk);
+		skb_copy_bits(skb, off, p, chunk);
+		unmap_chunk(mr, p);
+		iova += chunk;
+		off += chunk;
+		len -= chunk;
+	}
+}
+
+/**
+ * sroce_mr_copy_out() - copy data out of an MR
+ * @mr: the MR; the range was checked with sroce_mr_check()
+ * @iova: source
+ * @buf: destination
+ * @len: bytes
+ */
+void sroce_mr_copy_out(struct sroce_mr *mr, u64 iova, void *buf, u32 len)
+{
+	u32 chunk;
+	void *p;
+
+	while (len) {
+		p = map_chunk(mr, iova, len, &chunk);
+		memcpy(buf, p, chunk);
+		unmap_chunk(mr, p);
+		iova += chunk;
+		buf += chunk;
+		len -= chunk;
+	}
+}
+
+/**
+ * sroce_mr_atomic() - compare-and-swap or fetch-and-add on an MR
+ * @mr: the MR; the 8-byte aligned range was checked
+ * @iova: the address
+ * @cmp_swap: compare and swap, else fetch and add
+ * @compare: compare operand
+ * @swap_add: swap or add operand
+ *
+ * The operation is a CPU atomic instruction on the memory itself, so it is
+ * atomic with respect to every other atomic operation on it (IBA 9.4.5).
+ *
+ * Return: the value before the operation.
+ */
+u64 sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool cmp_swap, u64 compare,
+		    u64 swap_add)
+{
+	u64 orig;
+	u32 chunk;
+	u64 *p;
+
+	p = map_chunk(mr, iova, sizeof(u64), &chunk);
+	if (cmp_swap)
+		orig = cmpxchg64(p, compare, swap_add);
+	else
+		orig = atomic64_fetch_add(swap_add, (atomic64_t *)p);
+	unmap_chunk(mr, p);
+	return orig;
+}
+
+/**
+ * sroce_sgl_length() - total bytes of a scatter/gather list
+ * @sge: the list
+ * @num: its entries
+ *
+ * Return: the sum of the lengths (at most 32 * 2^32, no overflow).
+ */
+u64 sroce_sgl_length(const struct sroce_sge *sge, u32 num)
+{
+	u64 len = 0;
+	u32 i;
+
+	for (i = 0; i < num; i++)
+		len += READ_ONCE(sge[i].length);
+	return len;
+}
+
+/*
+ * The next piece of the list, at most @len bytes, in one SGE: look up and
+ * check its MR. Returns the referenced MR and sets *iova and *n.
+ */
+static struct sroce_mr *sgl_next(struct sroce_dev *sdev, struct ib_pd *pd,
+				 struct sroce_sgl *sgl, u32 len, int access,
+				 u64 *iova, u32 *n, int *err)
+{
+	const struct sroce_sge *sge;
+	struct sroce_mr *mr;
+
+	while (sgl->idx < sgl->num &&
+	       sgl->off == READ_ONCE(sgl->sge[sgl->idx].length)) {
+		sgl->idx++;
+		sgl->off = 0;
+	}
+	if (sgl->idx == sgl->num) {
+		*err = -ENOSPC;
+		return NULL;
+	}
+	sge = &sgl->sge[sgl->idx];
+	*n = min(len, READ_ONCE(sge->length) - sgl->off);
+	*iova = READ_ONCE(sge->addr) + sgl->off;
+	mr = sroce_mr_get(sdev, READ_ONCE(sge->lkey));
+	if (!mr || sroce_mr_check(mr, pd, *iova, *n, access)) {
+		if (mr)
+			sroce_mr_put(mr);
+		*err = -EACCES;
+		return NULL;
+	}
+	sgl->off += *n;
+	return mr;
+}
+
+/**
+ * sroce_sgl_copy_in() - scatter packet data into a local list
+ * @sdev: the device
+ * @pd: the QP's PD
+ * @sgl: where the data goes; advanced
+ * @skb: the packet
+ * @off: offset of the data in @skb
+ * @len: bytes
+ *
+ * Return: 0, -ENOSPC when the list is too short (a local length error),
+ * or -EACCES when an entry names memory the QP may not write (a local
+ * protection error).
+ */
+int sroce_sgl_copy_in(struct sroce_dev *sdev, struct ib_pd *pd,
+		      struct sroce_sgl *sgl, const struct sk_buff *skb,
+		      unsigned int off, u32 len)
+{
+	struct sroce_mr *mr;
+	u64 iova;
+	int err;
+	u32 n;
+
+	while (len) {
+		mr = sgl_next(sdev, pd, sgl, len, IB_ACCESS_LOCAL_WRITE, &iova,
+			      &n, &err);
+		if (!mr)
+			return err;
+		sroce_mr_copy_in(mr, iova, skb, off, n);
+		sroce_mr_put(mr);
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/**
+ * sroce_sgl_copy_in_buf() - scatter a kernel buffer into a local list
+ * @sdev: the device
+ * @pd: the QP's PD
+ * @sgl: where the data goes; advanced
+ * @buf: the data
+ * @len: bytes
+ *
+ * Return: as sroce_sgl_copy_in().
+ */
+int sroce_sgl_copy_in_buf(struct sroce_dev *sdev, struct ib_pd *pd,
+			  struct sroce_sgl *sgl, const void *buf, u32 len)
+{
+	struct sroce_mr *mr;
+	u32 n, chunk;
+	u64 iova;
+	int err;
+	void *p;
+
+	while (len) {
+		mr = sgl_next(sdev, pd, sgl, len, IB_ACCESS_LOCAL_WRITE, &iova,
+			      &n, &err);
+		if (!mr)
+			return err;
+		len -= n;
+		while (n) {
+			p = map_chunk(mr, iova, n, &chunk);
+			memcpy(p, buf, chunk);
+			unmap_chunk(mr, p);
+			iova += chunk;
+			buf += chunk;
+			n -= chunk;
+		}
+		sroce_mr_put(mr);
+	}
+	return 0;
+}
+
+/**
+ * sroce_sgl_skip() - move forward in a local list without copying
+ * @sgl: the position; advanced
+ * @len: bytes to skip
+ *
+ * Return: 0, or -ENOSPC when the list is shorter.
+ */
+int sroce_sgl_skip(struct sroce_sgl *sgl, u32 len)
+{
+	u32 n, size;
+
+	while (len) {
+		if (sgl->idx == sgl->num)
+			return -ENOSPC;
+		size = READ_ONCE(sgl->sge[sgl->idx].length);
+		n = min(len, size - min(sgl->off, size));
+		sgl->off += n;
+		len -= n;
+		if (sgl->off >= size) {
+			sgl->idx++;
+			sgl->off = 0;
+		}
+	}
+	return 0;
+}
+
+/**
+ * sroce_sgl_copy_out() - gather data from a local list
+ * @sdev: the device
+ * @pd: the QP's PD
+ * @sgl: where the data comes from; advanced
+ * @buf: destination
+ * @len: bytes
+ *
+ * Return: 0, -ENOSPC when the list is too short, or -EACCES when an entry
+ * names memory the QP may not read.
+ */
+int sroce_sgl_copy_out(struct sroce_dev *sdev, struct ib_pd *pd,
+		       struct sroce_sgl *sgl, void *buf, u32 len)
+{
+	struct sroce_mr *mr;
+	u64 iova;
+	int err;
+	u32 n;
+
+	while (len) {
+		mr = sgl_next(sdev, pd, sgl, len, 0, &iova, &n, &err);
+		if (!mr)
+			return err;
+		sroce_mr_copy_out(mr, iova, buf, n);
+		sroce_mr_put(mr);
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}

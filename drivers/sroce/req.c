@@ -1,0 +1,670 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * DOC: Requester
+ *
+ * The send engine of a QP runs the requester (this file) and the completer
+ * (comp.c) of IBA 9.7.4 one after the other, so they share their state
+ * without locks. The requester takes WQEs from the SQ ring in order,
+ * copies each into a private slot (struct sroce_swqe) and checks it there
+ * (so a process rewriting its ring cannot change a WQE under us), assigns
+ * its PSNs and sends its packets, segmented at the path MTU (IBA 9.7.2):
+ *
+ * - SEND and WRITE: one packet per MTU of payload, FIRST/MIDDLE/LAST or
+ *   ONLY; a zero-length message is one ONLY packet.
+ * - READ: one request packet, but it consumes one PSN per response packet
+ *   (IBA 9.7.4.1.4).
+ * - Atomics: one packet, one PSN.
+ *
+ * On RC, at most SROCE_REQ_WINDOW packets are unacknowledged at a time, the
+ * last packet of every message and every SROCE_REQ_ACK_EVERY-th packet ask
+ * for an acknowledgment, and a READ or atomic starts only while fewer than
+ * max_rd_atomic are outstanding (and, when fenced, none, IBA 10.8.3.3). The
+ * transport timer (local ACK timeout, IBA 9.7.6.1.3) restarts on every
+ * acknowledged progress; when it fires the requester resends from the
+ * oldest unacknowledged PSN, up to retry_cnt times. On UC and UD a WQE is
+ * finished when its last packet is sent.
+ */
+#include <linux/jiffies.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ib_user_verbs.h>
+
+#include "comp.h"
+#include "params.h"
+#include "cq.h"
+#include "device.h"
+#include "net.h"
+#include "pkt.h"
+#include "qp.h"
+#include "req.h"
+
+#define SROCE_REQ_WINDOW	256	/* unacknowledged packets, RC */
+#define SROCE_REQ_ACK_EVERY	32	/* AckReq at least this often */
+#define SROCE_REQ_BUDGET	64	/* packets per engine run */
+
+/**
+ * sroce_req_swqe() - the private copy of the WQE at an SQ index
+ * @qp: the QP
+ * @index: a free-running SQ index
+ *
+ * Return: the slot.
+ */
+struct sroce_swqe *sroce_req_swqe(struct sroce_qp *qp, u32 index)
+{
+	struct sroce_req *req = &qp->req;
+
+	return (void *)req->swqe +
+	       (size_t)(index & (qp->sq.num_entries - 1)) * req->swqe_size;
+}
+
+static u32 wqe_mask(u32 opcode)
+{
+	switch (opcode) {
+	case IB_UVERBS_WR_SEND:
+	case IB_UVERBS_WR_SEND_WITH_IMM:
+		return BIT(IB_QPT_RC) | BIT(IB_QPT_UC) | BIT(IB_QPT_UD) |
+		       BIT(IB_QPT_GSI);
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return BIT(IB_QPT_RC) | BIT(IB_QPT_UC);
+	case IB_UVERBS_WR_SEND_WITH_INV:
+	case IB_UVERBS_WR_RDMA_READ:
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return BIT(IB_QPT_RC);
+	default:
+		return 0;
+	}
+}
+
+static bool is_rd_atomic(u32 opcode)
+{
+	return opcode == IB_UVERBS_WR_RDMA_READ ||
+	       opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+	       opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Resolve a UD destination; the AH is read under its table's lock. */
+static int fetch_ah(struct sroce_qp *qp, struct sroce_swqe *s, u32 ah_num)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	struct sroce_ah *ah;
+	int err = 0;
+
+	xa_lock_bh(&sdev->ahs);
+	ah = xa_load(&sdev->ahs, ah_num);
+	if (ah && ah->ibah.pd == qp->ibqp.pd)
+		s->av = ah->av;
+	else
+		err = -EINVAL;
+	xa_unlock_bh(&sdev->ahs);
+	return err;
+}
+
+/*
+ * Copy the WQE at @index into its private slot and check it (IBA 10.8.3).
+ * Returns the completion status: IB_WC_SUCCESS, or why the WQE fails.
+ */
+static enum ib_wc_status fetch_wqe(struct sroce_qp *qp, u32 index,
+				   struct sroce_swqe *s)
+{
+	const struct sroce_send_wqe *w = sroce_queue_slot(&qp->sq, index);
+	struct sroce_send_wqe hdr;
+	u64 len;
+
+	memcpy(&hdr, w, sizeof(hdr));
+	memset(s, 0, sizeof(*s));
+	s->wr_id = hdr.wr_id;
+	s->opcode = hdr.opcode;
+	s->send_flags = hdr.send_flags;
+	s->ex = hdr.ex;
+	s->signaled = qp->sq_sig_all ||
+		      (hdr.send_flags & IB_SEND_SIGNALED);
+	s->state = SROCE_SWQE_SENDING;
+
+	if (!(wqe_mask(hdr.opcode) & BIT(qp->ibqp.qp_type)))
+		return IB_WC_LOC_QP_OP_ERR;
+
+	if (hdr.send_flags & IB_SEND_INLINE) {
+		if (is_rd_atomic(hdr.opcode) ||
+		    hdr.inline_len > qp->cap.max_inline_data)
+			return IB_WC_LOC_LEN_ERR;
+		memcpy(s->sge, w->sge, hdr.inline_len);
+		len = hdr.inline_len;
+	} else {
+		if (hdr.num_sge > qp->cap.max_send_sge)
+			return IB_WC_LOC_LEN_ERR;
+		s->num_sge = hdr.num_sge;
+		memcpy(s->sge, w->sge, hdr.num_sge * sizeof(struct sroce_sge));
+		len = sroce_sgl_length(s->sge, s->num_sge);
+	}
+	if (len > SROCE_MAX_MSG_SIZE)
+		return IB_WC_LOC_LEN_ERR;
+	s->length = len;
+
+	switch (hdr.opcode) {
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+	case IB_UVERBS_WR_RDMA_READ:
+		s->remote_addr = hdr.wr.rdma.remote_addr;
+		s->rkey = hdr.wr.rdma.rkey;
+		break;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		if (len != sizeof(u64))
+			return IB_WC_LOC_LEN_ERR;
+		s->remote_addr = hdr.wr.atomic.remote_addr;
+		s->rkey = hdr.wr.atomic.rkey;
+		s->compare_add = hdr.wr.atomic.compare_add;
+		s->swap = hdr.wr.atomic.swap;
+		break;
+	default:
+		break;
+	}
+
+	if (qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI) {
+		if (fetch_ah(qp, s, hdr.wr.ud.ah_num))
+			return IB_WC_LOC_QP_OP_ERR;
+		if (len > qp->mtu)
+			return IB_WC_LOC_LEN_ERR;
+		s->remote_qpn = hdr.wr.ud.remote_qpn & SROCE_QPN_MASK;
+		s->remote_qkey = hdr.wr.ud.remote_qkey;
+	}
+	return IB_WC_SUCCESS;
+}
+
+/* Packets a WQE's message occupies in the PSN space. */
+static u32 wqe_npkts(struct sroce_qp *qp, const struct sroce_swqe *s)
+{
+	if (s->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+	    s->opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD)
+		return 1;
+	return max(DIV_ROUND_UP(s->length, qp->mtu), 1U);
+}
+
+/* The opcode of one packet of @s: @first and @last place it. */
+static u8 packet_opcode(struct sroce_qp *qp, const struct sroce_swqe *s,
+			bool first, bool last)
+{
+	u8 base = qp->ibqp.qp_type == IB_QPT_RC ? IB_OPCODE_RC :
+		  qp->ibqp.qp_type == IB_QPT_UC ? IB_OPCODE_UC : IB_OPCODE_UD;
+	bool imm = s->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
+		   s->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
+	u8 op;
+
+	switch (s->opcode) {
+	case IB_UVERBS_WR_RDMA_READ:
+		return base + IB_OPCODE_RDMA_READ_REQUEST;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		return base + IB_OPCODE_COMPARE_SWAP;
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return base + IB_OPCODE_FETCH_ADD;
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		if (first && last)
+			op = imm ? IB_OPCODE_RDMA_WRITE_ONLY_WITH_IMMEDIATE :
+				   IB_OPCODE_RDMA_WRITE_ONLY;
+		else if (last)
+			op = imm ? IB_OPCODE_RDMA_WRITE_LAST_WITH_IMMEDIATE :
+				   IB_OPCODE_RDMA_WRITE_LAST;
+		else
+			op = first ? IB_OPCODE_RDMA_WRITE_FIRST :
+				     IB_OPCODE_RDMA_WRITE_MIDDLE;
+		return base + op;
+	case IB_UVERBS_WR_SEND_WITH_INV:
+		if (last)
+			return base + (first ? IB_OPCODE_SEND_ONLY_WITH_INVALIDATE :
+					       IB_OPCODE_SEND_LAST_WITH_INVALIDATE);
+		break;
+	default:
+		if (last && imm)
+			return base + (first ? IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE :
+					       IB_OPCODE_SEND_LAST_WITH_IMMEDIATE);
+		if (last)
+			return base + (first ? IB_OPCODE_SEND_ONLY :
+					       IB_OPCODE_SEND_LAST);
+		break;
+	}
+	return base + (first ? IB_OPCODE_SEND_FIRST : IB_OPCODE_SEND_MIDDLE);
+}
+
+static void fill_ext_headers(struct sroce_qp *qp, const struct sroce_swqe *s,
+			     struct sk_buff *skb, u8 opcode, u32 offset)
+{
+	const struct sroce_opcode_info *op = &sroce_opcodes[opcode];
+	struct sroce_reth *reth = (void *)skb->data + op->reth;
+	struct sroce_atmeth *atm = (void *)skb->data + op->reth;
+	u32 qkey;
+
+	if (op->flags & SROCE_OP_DETH) {
+		/* IBA 10.2.5: a Q_Key with the high bit set means the QP's. */
+		qkey = s->remote_qkey & BIT(31) ? qp->attr.qkey : s->remote_qkey;
+		sroce_deth_set((void *)skb->data + op->deth, qkey,
+			       qp->ibqp.qp_num);
+	}
+	if (op->flags & SROCE_OP_RETH) {
+		reth->va = cpu_to_be64(s->remote_addr + offset);
+		reth->rkey = cpu_to_be32(s->rkey);
+		reth->len = cpu_to_be32(s->length - offset);
+	}
+	if (op->flags & SROCE_OP_ATMETH) {
+		atm->va = cpu_to_be64(s->remote_addr);
+		atm->rkey = cpu_to_be32(s->rkey);
+		if (s->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP) {
+			atm->swap_add = cpu_to_be64(s->swap);
+			atm->compare = cpu_to_be64(s->compare_add);
+		} else {
+			atm->swap_add = cpu_to_be64(s->compare_add);
+			atm->compare = 0;
+		}
+	}
+	if (op->flags & (SROCE_OP_IMMDT | SROCE_OP_IETH))
+		((struct sroce_immdt *)(skb->data + op->immdt))->imm =
+			(__force __be32)s->ex;
+}
+
+/* Copy @len bytes of the message at the requester's position. */
+static int fill_payload(struct sroce_qp *qp, const struct sroce_swqe *s,
+			void *dst, u32 len)
+{
+	if (!s->num_sge) {
+		memcpy(dst, (const u8 *)s->sge + qp->req.offset, len);
+		return 0;
+	}
+	return sroce_sgl_copy_out(to_sdev(qp->ibqp.device), qp->ibqp.pd,
+				  &qp->req.sgl, dst, len);
+}
+
+/* UDP source port of a datagram: from the flow label (IBA A17.3.1). */
+static u16 ud_src_port(struct sroce_qp *qp, const struct sroce_swqe *s)
+{
+	u32 fl = s->av.flow_label ?:
+		 rdma_calc_flow_label(qp->ibqp.qp_num, s->remote_qpn);
+
+	return rdma_flow_label_to_udp_sport(fl);
+}
+
+static const struct sroce_av *packet_av(struct sroce_qp *qp,
+					const struct sroce_swqe *s)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI ?
+	       &s->av : &qp->attr.av;
+}
+
+/*
+ * Build and send the next packet of @s. Returns 0, or a completion status
+ * other than IB_WC_SUCCESS when the WQE fails locally.
+ */
+static enum ib_wc_status send_packet(struct sroce_qp *qp, struct sroce_swqe *s)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	struct sroce_req *req = &qp->req;
+	const struct sroce_av *av = packet_av(qp, s);
+	bool last, read, ackreq;
+	u32 paylen, pad, psn = req->psn;
+	const struct sroce_opcode_info *op;
+	struct sk_buff *skb;
+	u8 opcode;
+
+	read = s->opcode == IB_UVERBS_WR_RDMA_READ;
+	paylen = read || is_rd_atomic(s->opcode) ? 0 :
+		 min(s->length - req->offset, qp->mtu);
+	last = read || req->offset + paylen == s->length;
+	opcode = packet_opcode(qp, s, req->offset == 0, last);
+	op = &sroce_opcodes[opcode];
+	pad = -paylen & 3;
+	ackreq = qp->ibqp.qp_type == IB_QPT_RC &&
+		 (last || !(psn % SROCE_REQ_ACK_EVERY));
+
+	skb = sroce_net_alloc_skb(sdev, av, op->hdr_len + paylen + pad +
+				  SROCE_ICRC_SIZE);
+	if (!skb)
+		return IB_WC_SUCCESS;	/* retried by the transport timer */
+	sroce_bth_init((void *)skb->data, opcode,
+		       last && (s->send_flags & IB_SEND_SOLICITED), pad,
+		       IB_DEFAULT_PKEY_FULL,
+		       s->remote_qpn ?: qp->attr.dest_qpn, ackreq, psn);
+	fill_ext_headers(qp, s, skb, opcode, req->offset);
+	if (paylen && fill_payload(qp, s, skb->data + op->hdr_len, paylen)) {
+		kfree_skb(skb);
+		return IB_WC_LOC_PROT_ERR;
+	}
+	memset(skb->data + op->hdr_len + paylen, 0, pad);
+
+	if (read) {
+		req->psn = sroce_psn_add(s->last_psn, 1);
+		req->offset = s->length;
+	} else {
+		req->psn = sroce_psn_add(psn, 1);
+		req->offset += paylen;
+	}
+	if (av == &qp->attr.av)
+		sroce_net_xmit(sdev, &qp->dst_cache, av, qp->src_port, skb);
+	else
+		sroce_net_xmit(sdev, NULL, av, ud_src_port(qp, s), skb);
+	return IB_WC_SUCCESS;
+}
+
+/* Position the requester at byte @offset of the WQE at @index. */
+static void seek(struct sroce_qp *qp, u32 index, u32 offset)
+{
+	struct sroce_swqe *s = sroce_req_swqe(qp, index);
+	struct sroce_req *req = &qp->req;
+
+	req->cur = index;
+	req->offset = offset;
+	sroce_sgl_init(&req->sgl, s->sge, s->num_sge);
+	sroce_sgl_skip(&req->sgl, offset);
+}
+
+/**
+ * sroce_req_rewind() - resend from a PSN (a NAK, an RNR NAK or a timeout)
+ * @qp: the QP; called by its send engine
+ * @psn: the first PSN to resend; it lies in an outstanding WQE
+ *
+ * Every WQE from the one holding @psn on is sent again with the PSNs it
+ * had (IBA 9.7.4.1.3); a READ asks again only for what has not arrived.
+ */
+void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe *s;
+	u32 i;
+
+	for (i = qp->sq.cons; i != req->next; i++) {
+		s = sroce_req_swqe(qp, i);
+		if (s->state == SROCE_SWQE_DONE ||
+		    sroce_psn_diff(psn, s->last_psn) > 0)
+			continue;
+		break;
+	}
+	if (i == req->next)
+		return;
+	s = sroce_req_swqe(qp, i);
+	if (s->opcode == IB_UVERBS_WR_RDMA_READ) {
+		psn = sroce_psn_add(s->first_psn, s->read_off / qp->mtu);
+		seek(qp, i, s->read_off);
+	} else if (sroce_psn_diff(psn, s->first_psn) <= 0) {
+		psn = s->first_psn;
+		seek(qp, i, 0);
+	} else {
+		seek(qp, i, sroce_psn_diff(psn, s->first_psn) * qp->mtu);
+	}
+	req->psn = psn;
+	for (; i != req->next; i++) {
+		s = sroce_req_swqe(qp, i);
+		if (s->state == SROCE_SWQE_SENT)
+			s->state = SROCE_SWQE_SENDING;
+	}
+}
+
+/* May the WQE at @next start now? (IBA 10.8.3.3: fences, rd_atomic) */
+static bool may_start(struct sroce_qp *qp, u32 index)
+{
+	const struct sroce_send_wqe *w = sroce_queue_slot(&qp->sq, index);
+	u32 opcode = READ_ONCE(w->opcode);
+	u32 flags = READ_ONCE(w->send_flags);
+	u32 max = max_t(u32, qp->attr.max_rd_atomic, 1);
+
+	if ((flags & IB_SEND_FENCE) && qp->req.rd_atomic)
+		return false;
+	return !is_rd_atomic(opcode) || qp->req.rd_atomic < max;
+}
+
+/*
+ * Take the next WQE off the ring, if the state and the limits allow.
+ * Returns false when there is none to start.
+ */
+static bool start_next(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+	enum ib_wc_status status;
+	struct sroce_swqe *s;
+	u32 count;
+
+	if (READ_ONCE(qp->state) != IB_QPS_RTS)
+		return false;	/* SQD: no new WQE starts (IBA 10.3.1) */
+	if (sroce_queue_count(&qp->sq, &count)) {
+		sroce_qp_fail(qp, IB_WC_LOC_QP_OP_ERR);
+		return false;
+	}
+	if (req->next == qp->sq.cons + count || !may_start(qp, req->next))
+		return false;
+
+	s = sroce_req_swqe(qp, req->next);
+	status = fetch_wqe(qp, req->next, s);
+	s->first_psn = req->psn;
+	s->last_psn = sroce_psn_add(req->psn, wqe_npkts(qp, s) - 1);
+	seek(qp, req->next, 0);
+	req->next++;
+	if (is_rd_atomic(s->opcode))
+		req->rd_atomic++;
+	if (status != IB_WC_SUCCESS) {
+		sroce_comp_wqe_done(qp, s, status);
+		return false;
+	}
+	return true;
+}
+
+static bool window_open(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+
+	if (qp->ibqp.qp_type != IB_QPT_RC)
+		return true;
+	return !req->rnr_wait &&
+	       sroce_psn_diff(req->psn, req->unacked_psn) < SROCE_REQ_WINDOW;
+}
+
+static void arm_timer(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+
+	if (req->timeout && req->psn != req->unacked_psn &&
+	    !timer_pending(&req->retrans_timer))
+		mod_timer(&req->retrans_timer, jiffies + req->timeout);
+}
+
+/*
+ * Send up to @budget packets. Returns true when packets remain that the
+ * window or the budget held back.
+ */
+static bool send_packets(struct sroce_qp *qp, int budget)
+{
+	struct sroce_req *req = &qp->req;
+	enum ib_wc_status status;
+	struct sroce_swqe *s;
+
+	while (budget > 0 && window_open(qp)) {
+		if (req->cur == req->next && !start_next(qp))
+			break;
+		s = sroce_req_swqe(qp, req->cur);
+		if (s->state != SROCE_SWQE_SENDING) {
+			req->cur++;
+			continue;
+		}
+		status = send_packet(qp, s);
+		budget--;
+		if (status != IB_WC_SUCCESS) {
+			sroce_comp_wqe_done(qp, s, status);
+			break;
+		}
+		if (req->offset < s->length)
+			continue;
+		s->state = qp->ibqp.qp_type == IB_QPT_RC ? SROCE_SWQE_SENT :
+							   SROCE_SWQE_DONE;
+		seek(qp, req->cur + 1, 0);
+	}
+	arm_timer(qp);
+	return budget <= 0;
+}
+
+/*
+ * Tell the process whether to ring the doorbell for new WQEs (see the ABI
+ * header): not while responses outstanding will run us anyway. Setting the
+ * flag is followed by a last look at the ring, which the process's
+ * barrier pairs with.
+ */
+static bool update_wakeup(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+	u32 count;
+
+	if (qp->sq.side != SROCE_QUEUE_USER_PRODUCER)
+		return false;
+	if (req->cur != req->next || req->psn != req->unacked_psn) {
+		WRITE_ONCE(qp->sq.hdr->flags, 0);
+		return false;
+	}
+	WRITE_ONCE(qp->sq.hdr->flags, SROCE_QUEUE_NEED_WAKEUP);
+	smp_mb();	/* flag before producer; pairs with the provider */
+	return !sroce_queue_count(&qp->sq, &count) &&
+	       req->next != qp->sq.cons + count &&
+	       READ_ONCE(qp->state) == IB_QPS_RTS;
+}
+
+static bool req_engine(struct sroce_task *task)
+{
+	struct sroce_qp *qp = container_of(task, struct sroce_qp, req.task);
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	bool more;
+
+	if (qp->dying || state < IB_QPS_RTS) {
+		skb_queue_purge(&qp->req.resp_pkts);
+		return false;
+	}
+	if (state == IB_QPS_ERR || state == IB_QPS_SQE) {
+		skb_queue_purge(&qp->req.resp_pkts);
+		sroce_comp_flush(qp);
+		return update_wakeup(qp);
+	}
+	more = sroce_comp_run(qp, SROCE_REQ_BUDGET);
+	if (READ_ONCE(qp->state) != IB_QPS_ERR &&
+	    READ_ONCE(qp->state) != IB_QPS_SQE)
+		more |= send_packets(qp, SROCE_REQ_BUDGET);
+	more |= sroce_comp_complete(qp);
+	return update_wakeup(qp) || more;
+}
+
+static void retrans_timer_fn(struct timer_list *t)
+{
+	struct sroce_qp *qp = from_timer(qp, t, req.retrans_timer);
+
+	set_bit(SROCE_QP_EV_TIMEOUT, &qp->events);
+	if (!qp->dying)
+		sroce_task_sched(&qp->req.task);
+}
+
+static void rnr_timer_fn(struct timer_list *t)
+{
+	struct sroce_qp *qp = from_timer(qp, t, req.rnr_timer);
+
+	set_bit(SROCE_QP_EV_RNR, &qp->events);
+	if (!qp->dying)
+		sroce_task_sched(&qp->req.task);
+}
+
+/**
+ * sroce_req_rcv() - queue a response for the completer and run it
+ * @qp: the QP, referenced by the caller
+ * @skb: the response; consumed
+ *
+ * Context: bottom halves disabled.
+ */
+void sroce_req_rcv(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	skb_queue_tail(&qp->req.resp_pkts, skb);
+	sroce_task_run(&qp->req.task);
+}
+
+/**
+ * sroce_req_init() - set up the send engine of a new QP
+ * @qp: the QP, with its SQ allocated
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int sroce_req_init(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+
+	req->swqe_size = ALIGN(sizeof(struct sroce_swqe) + qp->sq.entry_size -
+			       sizeof(struct sroce_send_wqe), 64);
+	req->swqe = kvcalloc(qp->sq.num_entries, req->swqe_size, GFP_KERNEL);
+	if (!req->swqe)
+		return -ENOMEM;
+	skb_queue_head_init(&req->resp_pkts);
+	timer_setup(&req->retrans_timer, retrans_timer_fn, 0);
+	timer_setup(&req->rnr_timer, rnr_timer_fn, 0);
+	sroce_task_init(&req->task, req_engine);
+	return 0;
+}
+
+/**
+ * sroce_req_stop() - stop the send engine and its timers
+ * @qp: the QP; qp->dying or a non-sending state keeps them from restarting
+ *
+ * Context: process.
+ */
+void sroce_req_stop(struct sroce_qp *qp)
+{
+	del_timer_sync(&qp->req.retrans_timer);
+	del_timer_sync(&qp->req.rnr_timer);
+	sroce_task_kill(&qp->req.task);
+	del_timer_sync(&qp->req.retrans_timer);
+	del_timer_sync(&qp->req.rnr_timer);
+	skb_queue_purge(&qp->req.resp_pkts);
+}
+
+/**
+ * sroce_req_cleanup() - free the send engine's memory
+ * @qp: the QP, its engine stopped
+ */
+void sroce_req_cleanup(struct sroce_qp *qp)
+{
+	kvfree(qp->req.swqe);
+}
+
+/**
+ * sroce_req_reset() - forget everything (the QP entered RESET)
+ * @qp: the QP, its engine stopped
+ */
+void sroce_req_reset(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+
+	req->next = qp->sq.cons;
+	req->cur = qp->sq.cons;
+	req->psn = 0;
+	req->offset = 0;
+	req->unacked_psn = 0;
+	req->rd_atomic = 0;
+	req->rnr_wait = false;
+	clear_bit(SROCE_QP_EV_TIMEOUT, &qp->events);
+	clear_bit(SROCE_QP_EV_RNR, &qp->events);
+}
+
+/* Local ACK timeout, 4.096 us * 2^timeout (IBA 9.7.6.1.3); 0: infinite. */
+static unsigned long timeout_jiffies(u8 timeout)
+{
+	u64 ns;
+
+	if (!timeout)
+		return 0;
+	ns = 4096ULL << min_t(u8, timeout, 31);
+	return max(nsecs_to_jiffies64(ns), 1ULL);
+}
+
+/**
+ * sroce_req_start() - take the attributes the QP has on entering RTS
+ * @qp: the QP; its modify mutex is held
+ */
+void sroce_req_start(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+
+	lockdep_assert_held(&qp->mutex);
+	req->psn = qp->attr.sq_psn;
+	req->unacked_psn = req->psn;
+	req->retry_left = qp->attr.retry_cnt;
+	req->rnr_left = qp->attr.rnr_retry;
+	req->timeout = timeout_jiffies(qp->attr.timeout);
+}

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+#ifndef SROCE_REQ_H
+#define SROCE_REQ_H
+
+#include <linux/skbuff.h>
+#include <linux/timer.h>
+#include <rdma/sroce-abi.h>
+
+#include "ah.h"
+#include "mem.h"
+#include "task.h"
+
+struct sroce_qp;
+
+/**
+ * enum sroce_swqe_state - where a send WQE is
+ * @SROCE_SWQE_SENDING: packets remain to be sent
+ * @SROCE_SWQE_SENT: all sent; waiting for the acknowledgment (RC)
+ * @SROCE_SWQE_DONE: finished, @status says how; waiting to be completed
+ *	in order
+ */
+enum sroce_swqe_state {
+	SROCE_SWQE_SENDING,
+	SROCE_SWQE_SENT,
+	SROCE_SWQE_DONE,
+};
+
+/**
+ * struct sroce_swqe - the send engine's private, checked copy of a WQE
+ * @wr_id: from the WQE
+ * @opcode: IB_UVERBS_WR_* value
+ * @send_flags: IB_UVERBS_SEND_* flags
+ * @ex: immediate data (network order) or rkey to invalidate
+ * @length: message bytes
+ * @num_sge: entries in @sge (0 for inline data)
+ * @remote_addr: RDMA or atomic address
+ * @rkey: RDMA or atomic rkey
+ * @compare_add: atomic compare (CAS) or add (FAA) operand
+ * @swap: atomic swap operand
+ * @av: destination (UD), copied from the AH when the WQE was fetched
+ * @remote_qpn: destination QP (UD)
+ * @remote_qkey: Q_Key (UD)
+ * @first_psn: PSN of the first packet
+ * @last_psn: PSN of the last packet (of the response, for a READ)
+ * @state: enum sroce_swqe_state
+ * @status: completion status once DONE
+ * @signaled: completes with a CQE even on success
+ * @read_off: bytes of READ response data received
+ * @sge: scatter/gather list, or inline data when @num_sge is 0
+ */
+struct sroce_swqe {
+	u64 wr_id;
+	u32 opcode;
+	u32 send_flags;
+	u32 ex;
+	u32 length;
+	u32 num_sge;
+	u64 remote_addr;
+	u32 rkey;
+	u64 compare_add;
+	u64 swap;
+	struct sroce_av av;
+	u32 remote_qpn;
+	u32 remote_qkey;
+	u32 first_psn;
+	u32 last_psn;
+	u8 state;
+	u8 status;
+	bool signaled;
+	u32 read_off;
+	struct sroce_sge sge[];
+};
+
+/**
+ * struct sroce_req - the send engine: requester and completer (IBA 9.7.4)
+ * @task: the engine
+ * @resp_pkts: response packets waiting for the completer
+ * @swqe: private copies of the WQEs, one slot per SQ slot
+ * @swqe_size: bytes per slot of @swqe
+ * @next: SQ index of the next WQE to fetch
+ * @cur: SQ index of the WQE being sent, from the oldest outstanding one
+ *       (qp->sq.cons) to @next
+ * @psn: PSN of the next packet to send
+ * @offset: bytes of the WQE at @cur already sent
+ * @sgl: position in that WQE's scatter/gather list
+ * @unacked_psn: oldest PSN not yet acknowledged (RC)
+ * @rd_atomic: READ and atomic WQEs outstanding
+ * @retry_left: transport retries left (IBA 9.7.6.1.3)
+ * @rnr_left: RNR retries left; 7 means without limit
+ * @timed_out: the transport timer fired
+ * @rnr_wait: waiting for the RNR timer before resending
+ * @retrans_timer: transport timer (local ACK timeout)
+ * @rnr_timer: RNR NAK timer
+ * @timeout: transport timeout in jiffies; 0 is infinite
+ *
+ * Everything but the timers and @resp_pkts belongs to @task: only the
+ * running engine touches it (see task.c).
+ */
+struct sroce_req {
+	struct sroce_task task;
+	struct sk_buff_head resp_pkts;
+	struct sroce_swqe *swqe;
+	u32 swqe_size;
+	u32 next;
+	u32 cur;
+	u32 psn;
+	u32 offset;
+	struct sroce_sgl sgl;
+	u32 unacked_psn;
+	u32 rd_atomic;
+	u8 retry_left;
+	u8 rnr_left;
+	bool timed_out;
+	bool rnr_wait;
+	struct timer_list retrans_timer;
+	struct timer_list rnr_timer;
+	unsigned long timeout;
+};
+
+int sroce_req_init(struct sroce_qp *qp);
+void sroce_req_cleanup(struct sroce_qp *qp);
+void sroce_req_stop(struct sroce_qp *qp);
+void sroce_req_reset(struct sroce_qp *qp);
+void sroce_req_rewind(struct sroce_qp *qp, u32 psn);
+void sroce_req_start(struct sroce_qp *qp);
+void sroce_req_rcv(struct sroce_qp *qp, struct sk_buff *skb);
+struct sroce_swqe *sroce_req_swqe(struct sroce_qp *qp, u32 index);
+
+#endif /* SROCE_REQ_H */

@@ -1,0 +1,878 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * DOC: Responder
+ *
+ * The receive engine of a QP executes the requests it receives, in PSN
+ * order (IBA 9.7.5.1):
+ *
+ * - PSN check (RC, IBA 9.7.5.1.1): the expected PSN is executed; a later
+ *   one is a sequence error, answered by one NAK until the expected packet
+ *   comes; an earlier one is a duplicate (9.7.5.1.3): SEND and WRITE are
+ *   acknowledged again, a READ is answered again from its responder
+ *   resource (reads may be re-executed), an atomic is answered again with
+ *   the value saved when it executed (atomics are never re-executed).
+ *   UC only resynchronises on the first packet of a message; UD has no
+ *   PSN check.
+ * - Opcode sequence and QP access rights (9.7.5.1.2, 10.2.4.?).
+ * - Execution: SEND scatters into a receive WQE taken from the RQ or SRQ,
+ *   and a missing one earns an RNR NAK (9.7.5.2.8); WRITE, READ and
+ *   atomics check the rkey, the PD, the rights and the range through
+ *   mem.c, so they never touch memory outside the MR.
+ * - Acknowledgment: a packet with AckReq is acknowledged; the ACKs of one
+ *   engine run are coalesced into the last one (9.7.5.1.5). READ and
+ *   atomic responses acknowledge by themselves.
+ *
+ * On RC, an invalid request or an access error is answered with the NAK
+ * of IBA table 47 and moves the QP to the error state (class C errors,
+ * 10.7.3.?); a receive WQE being filled then completes with the error. On
+ * UC and UD such packets are dropped (counted).
+ */
+#include <linux/log2.h>
+#include <rdma/ib_mad.h>
+
+#include "cq.h"
+#include "device.h"
+#include "mem.h"
+#include "net.h"
+#include "params.h"
+#include "pkt.h"
+#include "qp.h"
+#include "resp.h"
+#include "srq.h"
+
+#define SROCE_RESP_BUDGET	64	/* packets per engine run */
+
+/* What the execution of one packet came to. */
+enum resp_result {
+	RESP_OK,
+	RESP_DROP,	/* drop silently */
+	RESP_RNR,	/* no receive WQE: RNR NAK */
+	RESP_INV_REQ,	/* NAK invalid request */
+	RESP_ACCESS,	/* NAK remote access error */
+	RESP_OP_ERR,	/* NAK remote operational error */
+};
+
+static struct sroce_dev *qp_dev(struct sroce_qp *qp)
+{
+	return to_sdev(qp->ibqp.device);
+}
+
+/* A response packet: ACK, atomic ACK or READ response. */
+static struct sk_buff *resp_alloc(struct sroce_qp *qp, u8 opcode, u32 psn,
+				  u32 paylen)
+{
+	const struct sroce_opcode_info *op = &sroce_opcodes[opcode];
+	u32 pad = -paylen & 3;
+	struct sk_buff *skb;
+
+	skb = sroce_net_alloc_skb(qp_dev(qp), &qp->attr.av, op->hdr_len +
+				  paylen + pad + SROCE_ICRC_SIZE);
+	if (!skb)
+		return NULL;
+	sroce_bth_init((void *)skb->data, opcode, false, pad,
+		       IB_DEFAULT_PKEY_FULL, qp->attr.dest_qpn, false, psn);
+	memset(skb->data + op->hdr_len + paylen, 0, pad);
+	if (op->flags & SROCE_OP_AETH)
+		sroce_aeth_set((void *)skb->data + op->aeth,
+			       SROCE_AETH_ACK | SROCE_AETH_CREDIT_INVALID,
+			       qp->resp.msn);
+	return skb;
+}
+
+static void resp_xmit(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	sroce_net_xmit(qp_dev(qp), &qp->dst_cache, &qp->attr.av,
+		       qp->src_port, skb);
+}
+
+static void send_ack(struct sroce_qp *qp, u8 syndrome, u32 psn)
+{
+	struct sk_buff *skb;
+
+	skb = resp_alloc(qp, IB_OPCODE_RC_ACKNOWLEDGE, psn, 0);
+	if (!skb)
+		return;	/* the requester's timer recovers */
+	sroce_aeth_set((void *)skb->data + sizeof(struct sroce_bth), syndrome,
+		       qp->resp.msn);
+	resp_xmit(qp, skb);
+}
+
+static void send_atomic_ack(struct sroce_qp *qp, u32 psn, u64 orig)
+{
+	const struct sroce_opcode_info *op =
+		&sroce_opcodes[IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE];
+	struct sroce_atmack *ack;
+	struct sk_buff *skb;
+
+	skb = resp_alloc(qp, IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE, psn, 0);
+	if (!skb)
+		return;
+	ack = (void *)skb->data + op->atmack;
+	ack->orig = cpu_to_be64(orig);
+	resp_xmit(qp, skb);
+}
+
+/* Post a receive completion for the WQE held, and let it go. */
+static void complete_rwqe(struct sroce_qp *qp, struct ib_wc *wc, bool se)
+{
+	struct sroce_resp *resp = &qp->resp;
+
+	wc->wr_id = resp->rwqe.wr_id;
+	wc->qp = &qp->ibqp;
+	wc->port_num = 1;
+	resp->have_rwqe = false;
+	if (sroce_cq_post(qp->rcq, wc, se))
+		sroce_qp_fail(qp, IB_WC_GENERAL_ERR);
+}
+
+static void fail_rwqe(struct sroce_qp *qp, enum ib_wc_status status)
+{
+	struct ib_wc wc = { .status = status, .opcode = IB_WC_RECV };
+
+	if (qp->resp.have_rwqe)
+		complete_rwqe(qp, &wc, true);
+}
+
+/*
+ * Take the next receive WQE into resp->rwqe. Returns 1, 0 when there is
+ * none, or -EINVAL when the WQE or the ring is corrupt.
+ */
+static int take_rwqe(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+	const struct sroce_recv_wqe *w;
+	int ret;
+	u32 num;
+
+	if (qp->srq) {
+		ret = sroce_srq_take(qp->srq, &resp->rwqe);
+		if (ret <= 0)
+			return ret;
+	} else {
+		w = sroce_queue_head(&qp->rq);
+		if (!w)
+			return 0;
+		if (IS_ERR(w))
+			return -EINVAL;
+		resp->rwqe.wr_id = READ_ONCE(w->wr_id);
+		num = READ_ONCE(w->num_sge);
+		if (num > qp->cap.max_recv_sge)
+			return -EINVAL;
+		memcpy(resp->rwqe.sge, w->sge, num * sizeof(w->sge[0]));
+		resp->rwqe.num_sge = num;
+		sroce_queue_pop(&qp->rq);
+	}
+	resp->have_rwqe = true;
+	sroce_sgl_init(&resp->sgl, resp->rwqe.sge, resp->rwqe.num_sge);
+	resp->recv_len = 0;
+	return 1;
+}
+
+/* Make sure a receive WQE is held, for a packet that consumes one. */
+static enum resp_result need_rwqe(struct sroce_qp *qp)
+{
+	int ret;
+
+	if (qp->resp.have_rwqe)
+		return RESP_OK;
+	ret = take_rwqe(qp);
+	if (ret > 0)
+		return RESP_OK;
+	if (!ret)
+		return RESP_RNR;
+	sroce_qp_fail(qp, IB_WC_LOC_QP_OP_ERR);
+	return RESP_OP_ERR;
+}
+
+/* IBA 9.7.5.1.2, C9-92 to C9-94: packet sizes within a message. */
+static bool size_ok(struct sroce_qp *qp, const struct sroce_pkt *pkt, u32 left)
+{
+	if (pkt->flags & SROCE_OP_LAST)
+		return pkt->paylen <= qp->mtu &&
+		       (pkt->paylen || (pkt->flags & SROCE_OP_FIRST)) &&
+		       (!left || pkt->paylen == left);
+	return pkt->paylen == qp->mtu && (!left || left > pkt->paylen);
+}
+
+/* Check a remote access and return the MR, referenced, or NULL. */
+static struct sroce_mr *remote_mr(struct sroce_qp *qp, u32 rkey, u64 va,
+				  u32 len, int access)
+{
+	struct sroce_mr *mr = sroce_mr_get(qp_dev(qp), rkey);
+
+	if (mr && sroce_mr_check(mr, qp->ibqp.pd, va, len, access)) {
+		sroce_mr_put(mr);
+		mr = NULL;
+	}
+	return mr;
+}
+
+static enum resp_result do_send(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	const struct sroce_opcode_info *op = sroce_pkt_op(skb);
+	struct sroce_pkt *pkt = sroce_pkt(skb);
+	struct sroce_resp *resp = &qp->resp;
+	struct ib_wc wc = { .opcode = IB_WC_RECV };
+	enum resp_result res;
+	int err;
+
+	if (pkt->flags & SROCE_OP_FIRST) {
+		res = need_rwqe(qp);
+		if (res != RESP_OK)
+			return res;
+	}
+	if (!size_ok(qp, pkt, 0)) {
+		fail_rwqe(qp, IB_WC_REM_INV_REQ_ERR);
+		return RESP_INV_REQ;
+	}
+	err = sroce_sgl_copy_in(qp_dev(qp), qp->ibqp.pd, &resp->sgl, skb,
+				op->hdr_len, pkt->paylen);
+	if (err) {
+		fail_rwqe(qp, err == -ENOSPC ? IB_WC_LOC_LEN_ERR :
+			  IB_WC_LOC_PROT_ERR);
+		return err == -ENOSPC ? RESP_INV_REQ : RESP_OP_ERR;
+	}
+	resp->recv_len += pkt->paylen;
+	if (!(pkt->flags & SROCE_OP_LAST))
+		return RESP_OK;
+
+	if (pkt->flags & SROCE_OP_IMMDT) {
+		wc.wc_flags |= IB_WC_WITH_IMM;
+		wc.ex.imm_data = ((struct sroce_immdt *)
+				  sroce_pkt_hdr(skb, op->immdt))->imm;
+	} else if (pkt->flags & SROCE_OP_IETH) {
+		wc.ex.invalidate_rkey = be32_to_cpu(((struct sroce_ieth *)
+				sroce_pkt_hdr(skb, op->immdt))->rkey);
+		if (sroce_mem_invalidate(qp_dev(qp), qp->ibqp.pd,
+					 wc.ex.invalidate_rkey)) {
+			fail_rwqe(qp, IB_WC_REM_INV_REQ_ERR);
+			return RESP_INV_REQ;
+		}
+		wc.wc_flags |= IB_WC_WITH_INVALIDATE;
+	}
+	wc.byte_len = resp->recv_len;
+	wc.src_qp = qp->attr.dest_qpn;
+	complete_rwqe(qp, &wc, pkt->se);
+	return RESP_OK;
+}
+
+static enum resp_result do_write(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	const struct sroce_opcode_info *op = sroce_pkt_op(skb);
+	struct sroce_pkt *pkt = sroce_pkt(skb);
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_reth *reth;
+	struct sroce_mr *mr;
+	struct ib_wc wc;
+	enum resp_result res;
+
+	if ((pkt->flags & SROCE_OP_LAST) && (pkt->flags & SROCE_OP_IMMDT)) {
+		res = need_rwqe(qp);
+		if (res != RESP_OK)
+			return res;
+	}
+	if (pkt->flags & SROCE_OP_FIRST) {
+		reth = sroce_pkt_hdr(skb, op->reth);
+		resp->va = be64_to_cpu(reth->va);
+		resp->rkey = be32_to_cpu(reth->rkey);
+		resp->resid = be32_to_cpu(reth->len);
+		resp->write_len = resp->resid;
+		if (resp->resid > SROCE_MAX_MSG_SIZE)
+			return RESP_INV_REQ;
+		/* A zero-length WRITE checks no key (IBA C9-88). */
+		if (resp->resid) {
+			mr = remote_mr(qp, resp->rkey, resp->va, resp->resid,
+				       IB_ACCESS_REMOTE_WRITE);
+			if (!mr)
+				return RESP_ACCESS;
+			sroce_mr_put(mr);
+		}
+	}
+	if (!size_ok(qp, pkt, resp->resid) ||
+	    (pkt->flags & SROCE_OP_LAST && pkt->paylen != resp->resid))
+		return RESP_INV_REQ;
+	if (pkt->paylen) {
+		mr = remote_mr(qp, resp->rkey, resp->va, pkt->paylen,
+			       IB_ACCESS_REMOTE_WRITE);
+		if (!mr)
+			return RESP_ACCESS;
+		sroce_mr_copy_in(mr, resp->va, skb, op->hdr_len, pkt->paylen);
+		sroce_mr_put(mr);
+	}
+	resp->va += pkt->paylen;
+	resp->resid -= pkt->paylen;
+
+	if ((pkt->flags & SROCE_OP_LAST) && (pkt->flags & SROCE_OP_IMMDT)) {
+		memset(&wc, 0, sizeof(wc));
+		wc.opcode = IB_WC_RECV_RDMA_WITH_IMM;
+		wc.wc_flags = IB_WC_WITH_IMM;
+		wc.ex.imm_data = ((struct sroce_immdt *)
+				  sroce_pkt_hdr(skb, op->immdt))->imm;
+		wc.byte_len = resp->write_len;
+		wc.src_qp = qp->attr.dest_qpn;
+		complete_rwqe(qp, &wc, pkt->se);
+	}
+	return RESP_OK;
+}
+
+static struct sroce_rd_res *new_res(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_rd_res *res;
+
+	/* The oldest resource makes room (IBA 9.7.5.1.3: it is then gone). */
+	res = &resp->res[resp->res_head++ & (resp->res_num - 1)];
+	memset(res, 0, sizeof(*res));
+	res->valid = true;
+	return res;
+}
+
+static enum resp_result do_read(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	struct sroce_reth *reth = sroce_pkt_hdr(skb, sroce_pkt_op(skb)->reth);
+	struct sroce_pkt *pkt = sroce_pkt(skb);
+	struct sroce_resp *resp = &qp->resp;
+	u32 len = be32_to_cpu(reth->len);
+	struct sroce_rd_res *res;
+	struct sroce_mr *mr;
+	u32 npkts;
+
+	if (len > SROCE_MAX_MSG_SIZE || !qp->attr.max_dest_rd_atomic)
+		return RESP_INV_REQ;
+	if (len) {
+		mr = remote_mr(qp, be32_to_cpu(reth->rkey),
+			       be64_to_cpu(reth->va), len,
+			       IB_ACCESS_REMOTE_READ);
+		if (!mr)
+			return RESP_ACCESS;
+		sroce_mr_put(mr);
+	}
+	npkts = max(DIV_ROUND_UP(len, qp->mtu), 1U);
+	res = new_res(qp);
+	res->first_psn = pkt->psn;
+	res->last_psn = sroce_psn_add(pkt->psn, npkts - 1);
+	res->va = be64_to_cpu(reth->va);
+	res->rkey = be32_to_cpu(reth->rkey);
+	res->length = len;
+
+	resp->read = (struct sroce_read) {
+		.active = true,
+		.first = true,
+		.psn = pkt->psn,
+		.va = res->va,
+		.rkey = res->rkey,
+		.left = len,
+	};
+	resp->msn = sroce_psn_add(resp->msn, 1);
+	resp->epsn = sroce_psn_add(res->last_psn, 1);
+	return RESP_OK;
+}
+
+static enum resp_result do_atomic(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	struct sroce_atmeth *atm = sroce_pkt_hdr(skb, sroce_pkt_op(skb)->reth);
+	struct sroce_pkt *pkt = sroce_pkt(skb);
+	struct sroce_resp *resp = &qp->resp;
+	u64 va = be64_to_cpu(atm->va);
+	struct sroce_rd_res *res;
+	struct sroce_mr *mr;
+	u64 orig;
+
+	if (!qp->attr.max_dest_rd_atomic || (va & 7))
+		return RESP_INV_REQ;
+	mr = remote_mr(qp, be32_to_cpu(atm->rkey), va, sizeof(u64),
+		       IB_ACCESS_REMOTE_ATOMIC);
+	if (!mr)
+		return RESP_ACCESS;
+	orig = sroce_mr_atomic(mr, va,
+			       pkt->opcode == IB_OPCODE_RC_COMPARE_SWAP,
+			       be64_to_cpu(atm->compare),
+			       be64_to_cpu(atm->swap_add));
+	sroce_mr_put(mr);
+
+	res = new_res(qp);
+	res->atomic = true;
+	res->first_psn = pkt->psn;
+	res->last_psn = pkt->psn;
+	res->orig = orig;
+	resp->msn = sroce_psn_add(resp->msn, 1);
+	resp->epsn = sroce_psn_add(pkt->psn, 1);
+	send_atomic_ack(qp, pkt->psn, orig);
+	return RESP_OK;
+}
+
+/* Opcode sequence and QP access rights; then execute. */
+static enum resp_result execute(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	struct sroce_pkt *pkt = sroce_pkt(skb);
+	struct sroce_resp *resp = &qp->resp;
+	int access = qp->attr.access_flags;
+	u32 f = pkt->flags;
+
+	if (resp->in_msg ? !(f & resp->in_msg) || (f & SROCE_OP_FIRST) :
+	    !(f & SROCE_OP_FIRST))
+		return RESP_INV_REQ;
+	if (((f & SROCE_OP_WRITE) && !(access & IB_ACCESS_REMOTE_WRITE)) ||
+	    ((f & SROCE_OP_READ) && !(access & IB_ACCESS_REMOTE_READ)) ||
+	    ((f & SROCE_OP_ATOMIC) && !(access & IB_ACCESS_REMOTE_ATOMIC)))
+		return RESP_INV_REQ;
+
+	if (f & SROCE_OP_SEND)
+		return do_send(qp, skb);
+	if (f & SROCE_OP_WRITE)
+		return do_write(qp, skb);
+	if (f & SROCE_OP_READ)
+		return do_read(qp, skb);
+	return do_atomic(qp, skb);
+}
+
+/* After a SEND or WRITE packet executed: sequence state and the ACK. */
+static void advance(struct sroce_qp *qp, const struct sroce_pkt *pkt)
+{
+	struct sroce_resp *resp = &qp->resp;
+
+	resp->epsn = sroce_psn_add(pkt->psn, 1);
+	if (pkt->flags & SROCE_OP_LAST) {
+		resp->in_msg = 0;
+		resp->msn = sroce_psn_add(resp->msn, 1);
+	} else {
+		resp->in_msg = pkt->flags & (SROCE_OP_SEND | SROCE_OP_WRITE);
+	}
+	if (pkt->ackreq) {
+		resp->ack_pending = true;
+		resp->ack_psn = pkt->psn;
+	}
+}
+
+static const u8 nak_code[] = {
+	[RESP_INV_REQ] = SROCE_NAK_INVALID_REQ,
+	[RESP_ACCESS] = SROCE_NAK_REM_ACCESS_ERR,
+	[RESP_OP_ERR] = SROCE_NAK_REM_OP_ERR,
+};
+
+/* A class C (or A) error on RC: NAK, fail the WQE held, QP to error. */
+static void rc_error(struct sroce_qp *qp, enum resp_result res, u32 psn)
+{
+	enum ib_wc_status status = res == RESP_ACCESS ? IB_WC_REM_ACCESS_ERR :
+				   res == RESP_OP_ERR ? IB_WC_LOC_QP_OP_ERR :
+				   IB_WC_REM_INV_REQ_ERR;
+
+	sroce_stats_add(&qp_dev(qp)->stats, SROCE_STAT_NAKS_SENT, 1);
+	send_ack(qp, SROCE_AETH_NAK | nak_code[res], psn);
+	fail_rwqe(qp, status);
+	sroce_qp_fail(qp, status);
+}
+
+static struct sroce_rd_res *find_res(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_rd_res *res;
+	u32 i;
+
+	for (i = 0; i < resp->res_num; i++) {
+		res = &resp->res[(resp->res_head - 1 - i) & (resp->res_num - 1)];
+		if (res->valid && sroce_psn_diff(psn, res->first_psn) >= 0 &&
+		    sroce_psn_diff(psn, res->last_psn) <= 0)
+			return res;
+	}
+	return NULL;
+}
+
+/* A duplicate request (IBA 9.7.5.1.3). */
+static void duplicate(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	struct sroce_pkt *pkt = sroce_pkt(skb);
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_rd_res *res;
+	struct sroce_reth *reth;
+	u64 va;
+	u32 len;
+
+	sroce_stats_add(&qp_dev(qp)->stats, SROCE_STAT_DUP_REQUESTS, 1);
+	if (pkt->flags & (SROCE_OP_SEND | SROCE_OP_WRITE)) {
+		resp->ack_pending = true;
+		resp->ack_psn = sroce_psn_add(resp->epsn, SROCE_PSN_MASK);
+		return;
+	}
+	res = find_res(qp, pkt->psn);
+	if (!res)
+		return;
+	if (pkt->flags & SROCE_OP_ATOMIC) {
+		if (res->atomic && res->first_psn == pkt->psn)
+			send_atomic_ack(qp, pkt->psn, res->orig);
+		return;
+	}
+	if (res->atomic)
+		return;
+	reth = sroce_pkt_hdr(skb, sroce_pkt_op(skb)->reth);
+	va = be64_to_cpu(reth->va);
+	len = be32_to_cpu(reth->len);
+	if (be32_to_cpu(reth->rkey) != res->rkey || va < res->va ||
+	    va + len > res->va + res->length)
+		return;
+	/* Resumed mid-way, the response goes on with MIDDLE/LAST, as rxe's. */
+	resp->read = (struct sroce_read) {
+		.active = true,
+		.first = pkt->psn == res->first_psn,
+		.psn = pkt->psn,
+		.va = va,
+		.rkey = res->rkey,
+		.left = len,
+	};
+}
+
+static void recv_rc(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	struct sroce_pkt *pkt = sroce_pkt(skb);
+	struct sroce_resp *resp = &qp->resp;
+	s32 d = sroce_psn_diff(pkt->psn, resp->epsn);
+	enum resp_result res;
+
+	if (d > 0) {
+		sroce_stats_add(&qp_dev(qp)->stats, SROCE_STAT_SEQ_ERRORS, 1);
+		if (!resp->nak_sent) {
+			resp->nak_sent = true;
+			send_ack(qp, SROCE_AETH_NAK | SROCE_NAK_PSN_SEQ_ERR,
+				 resp->epsn);
+		}
+		return;
+	}
+	if (d < 0) {
+		duplicate(qp, skb);
+		return;
+	}
+	resp->nak_sent = false;
+
+	res = execute(qp, skb);
+	switch (res) {
+	case RESP_OK:
+		if (pkt->flags & (SROCE_OP_SEND | SROCE_OP_WRITE))
+			advance(qp, pkt);
+		break;
+	case RESP_RNR:
+		sroce_stats_add(&qp_dev(qp)->stats, SROCE_STAT_RNR_NAKS_SENT, 1);
+		send_ack(qp, SROCE_AETH_RNR_NAK | qp->attr.min_rnr_timer,
+			 pkt->psn);
+		break;
+	case RESP_DROP:
+		break;
+	default:
+		rc_error(qp, res, pkt->psn);
+		break;
+	}
+}
+
+/* UC: drop a broken message; keep its receive WQE for the next one. */
+static void uc_drop_msg(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+
+	resp->drop_msg = true;
+	resp->in_msg = 0;
+	if (resp->have_rwqe) {
+		sroce_sgl_init(&resp->sgl, resp->rwqe.sge, resp->rwqe.num_sge);
+		resp->recv_len = 0;
+	}
+}
+
+static void recv_uc(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	struct sroce_pkt *pkt = sroce_pkt(skb);
+	struct sroce_resp *resp = &qp->resp;
+
+	if (resp->drop_msg || pkt->psn != resp->epsn) {
+		if (!(pkt->flags & SROCE_OP_FIRST)) {
+			uc_drop_msg(qp);
+			return;
+		}
+		uc_drop_msg(qp);
+		resp->drop_msg = false;
+	}
+	if (execute(qp, skb) == RESP_OK)
+		advance(qp, pkt);
+	else
+		uc_drop_msg(qp);
+}
+
+/* The 40-byte GRH area of a UD receive buffer (IBA 11.4.1.2, A17.4.5.2). */
+static void fill_grh(struct sk_buff *skb, union rdma_network_hdr *grh)
+{
+	memset(grh, 0, sizeof(*grh));
+	if (skb->protocol == htons(ETH_P_IP))
+		memcpy(&grh->roce4grh, skb_network_header(skb),
+		       sizeof(grh->roce4grh));
+	else
+		memcpy(&grh->ibgrh, skb_network_header(skb),
+		       sizeof(grh->ibgrh));
+}
+
+static void recv_ud(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	const struct sroce_opcode_info *op = sroce_pkt_op(skb);
+	struct sroce_deth *deth = sroce_pkt_hdr(skb, op->deth);
+	struct sroce_pkt *pkt = sroce_pkt(skb);
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_dev *sdev = qp_dev(qp);
+	u32 qkey = qp->ibqp.qp_type == IB_QPT_GSI ? IB_QP1_QKEY : qp->attr.qkey;
+	struct ib_wc wc = { .opcode = IB_WC_RECV };
+	union rdma_network_hdr grh;
+	int err;
+
+	if (be32_to_cpu(deth->qkey) != qkey) {
+		sroce_stats_add(&sdev->stats, SROCE_STAT_RX_DROP_QKEY, 1);
+		return;
+	}
+	if (pkt->paylen > qp->mtu || need_rwqe(qp) != RESP_OK) {
+		sroce_stats_add(&sdev->stats, SROCE_STAT_RX_DROP_NO_RWQE, 1);
+		return;
+	}
+	fill_grh(skb, &grh);
+	err = sroce_sgl_copy_in_buf(sdev, qp->ibqp.pd, &resp->sgl, &grh,
+				    sizeof(grh)) ?:
+	      sroce_sgl_copy_in(sdev, qp->ibqp.pd, &resp->sgl, skb,
+				op->hdr_len, pkt->paylen);
+	if (err) {
+		wc.status = err == -ENOSPC ? IB_WC_LOC_LEN_ERR :
+					     IB_WC_LOC_PROT_ERR;
+	} else {
+		wc.byte_len = sizeof(grh) + pkt->paylen;
+		wc.src_qp = sroce_deth_sqp(deth);
+		wc.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
+		wc.network_hdr_type = skb->protocol == htons(ETH_P_IP) ?
+				      RDMA_NETWORK_IPV4 : RDMA_NETWORK_IPV6;
+		if (pkt->flags & SROCE_OP_IMMDT) {
+			wc.wc_flags |= IB_WC_WITH_IMM;
+			wc.ex.imm_data = ((struct sroce_immdt *)
+					  sroce_pkt_hdr(skb, op->immdt))->imm;
+		}
+	}
+	complete_rwqe(qp, &wc, pkt->se);
+}
+
+/* Send up to @budget packets of the READ response under way. */
+static int send_read_resp(struct sroce_qp *qp, int budget)
+{
+	struct sroce_read *rd = &qp->resp.read;
+	const struct sroce_opcode_info *op;
+	struct sroce_mr *mr;
+	struct sk_buff *skb;
+	u32 paylen;
+	bool last;
+	u8 opcode;
+	int sent = 0;
+
+	while (rd->active && sent < budget) {
+		paylen = min(rd->left, qp->mtu);
+		last = rd->left == paylen;
+		if (rd->first)
+			opcode = last ? IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY :
+					IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST;
+		else
+			opcode = last ? IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST :
+					IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE;
+		op = &sroce_opcodes[opcode];
+		skb = resp_alloc(qp, opcode, rd->psn, paylen);
+		if (!skb)
+			break;	/* retried on the next run */
+		if (paylen) {
+			mr = remote_mr(qp, rd->rkey, rd->va, paylen,
+				       IB_ACCESS_REMOTE_READ);
+			if (!mr) {
+				/* Deregistered or invalidated under us. */
+				kfree_skb(skb);
+				rc_error(qp, RESP_ACCESS, rd->psn);
+				rd->active = false;
+				break;
+			}
+			sroce_mr_copy_out(mr, rd->va, skb->data + op->hdr_len,
+					  paylen);
+			sroce_mr_put(mr);
+		}
+		resp_xmit(qp, skb);
+		rd->psn = sroce_psn_add(rd->psn, 1);
+		rd->va += paylen;
+		rd->left -= paylen;
+		rd->first = false;
+		rd->active = !last;
+		sent++;
+	}
+	return sent;
+}
+
+static void handle_request(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_RC:
+		recv_rc(qp, skb);
+		break;
+	case IB_QPT_UC:
+		recv_uc(qp, skb);
+		break;
+	default:
+		recv_ud(qp, skb);
+		break;
+	}
+}
+
+/*
+ * Flush the receive side (QP in ERR): the WQE held, then every WQE on
+ * the RQ, bounded by what is there when we start. Then tell the process
+ * to ring the doorbell after posting, so that later WQEs are flushed too.
+ */
+static bool flush_rq(struct sroce_qp *qp)
+{
+	struct ib_wc wc = { .status = IB_WC_WR_FLUSH_ERR, .opcode = IB_WC_RECV };
+	const struct sroce_recv_wqe *w;
+	u32 count;
+
+	fail_rwqe(qp, IB_WC_WR_FLUSH_ERR);
+	if (qp->srq)
+		return false;
+	if (sroce_queue_count(&qp->rq, &count))
+		return false;
+	while (count--) {
+		w = sroce_queue_slot(&qp->rq, qp->rq.cons);
+		wc.wr_id = READ_ONCE(w->wr_id);
+		wc.qp = &qp->ibqp;
+		if (sroce_cq_post(qp->rcq, &wc, true))
+			return false;
+		sroce_queue_pop(&qp->rq);
+	}
+	if (qp->rq.side != SROCE_QUEUE_USER_PRODUCER)
+		return false;
+	WRITE_ONCE(qp->rq.hdr->flags, SROCE_QUEUE_NEED_WAKEUP);
+	smp_mb();	/* flag before producer; pairs with the provider */
+	return !sroce_queue_count(&qp->rq, &count) && count;
+}
+
+static bool resp_engine(struct sroce_task *task)
+{
+	struct sroce_qp *qp = container_of(task, struct sroce_qp, resp.task);
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	struct sroce_resp *resp = &qp->resp;
+	int budget = SROCE_RESP_BUDGET;
+	struct sk_buff *skb;
+
+	if (qp->dying || state < IB_QPS_RTR) {
+		skb_queue_purge(&resp->req_pkts);
+		return false;
+	}
+	if (state == IB_QPS_ERR) {
+		skb_queue_purge(&resp->req_pkts);
+		return flush_rq(qp);
+	}
+	while (budget > 0) {
+		if (resp->read.active) {
+			budget -= send_read_resp(qp, budget);
+			if (resp->read.active)
+				break;
+			continue;
+		}
+		skb = skb_dequeue(&resp->req_pkts);
+		if (!skb)
+			break;
+		handle_request(qp, skb);
+		consume_skb(skb);
+		budget--;
+		if (READ_ONCE(qp->state) == IB_QPS_ERR)
+			return true;
+	}
+	if (resp->ack_pending) {
+		resp->ack_pending = false;
+		send_ack(qp, SROCE_AETH_ACK | SROCE_AETH_CREDIT_INVALID,
+			 resp->ack_psn);
+	}
+	return resp->read.active || !skb_queue_empty(&resp->req_pkts);
+}
+
+/**
+ * sroce_resp_rcv() - queue a request for the responder and run it
+ * @qp: the QP, referenced by the caller
+ * @skb: the request; consumed
+ *
+ * Context: bottom halves disabled.
+ */
+void sroce_resp_rcv(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	skb_queue_tail(&qp->resp.req_pkts, skb);
+	sroce_task_run(&qp->resp.task);
+}
+
+/**
+ * sroce_resp_init() - set up the receive engine of a new QP
+ * @qp: the QP
+ */
+void sroce_resp_init(struct sroce_qp *qp)
+{
+	skb_queue_head_init(&qp->resp.req_pkts);
+	sroce_task_init(&qp->resp.task, resp_engine);
+}
+
+/**
+ * sroce_resp_stop() - stop the receive engine
+ * @qp: the QP; qp->dying or a non-receiving state keeps it from restarting
+ *
+ * Context: process.
+ */
+void sroce_resp_stop(struct sroce_qp *qp)
+{
+	sroce_task_kill(&qp->resp.task);
+	skb_queue_purge(&qp->resp.req_pkts);
+}
+
+/**
+ * sroce_resp_cleanup() - free the receive engine's memory
+ * @qp: the QP, its engine stopped
+ */
+void sroce_resp_cleanup(struct sroce_qp *qp)
+{
+	kfree(qp->resp.res);
+	qp->resp.res = NULL;
+}
+
+/**
+ * sroce_resp_reset() - forget everything (the QP entered RESET)
+ * @qp: the QP, its engine stopped
+ */
+void sroce_resp_reset(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+
+	resp->nak_sent = false;
+	resp->drop_msg = false;
+	resp->in_msg = 0;
+	resp->have_rwqe = false;
+	resp->ack_pending = false;
+	resp->read.active = false;
+	resp->res_head = 0;
+	if (resp->res)
+		memset(resp->res, 0, resp->res_num * sizeof(*resp->res));
+}
+
+/**
+ * sroce_resp_start() - take the attributes the QP has on entering RTR
+ * @qp: the QP; its modify mutex is held
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int sroce_resp_start(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+	u32 num = roundup_pow_of_two(max_t(u32, qp->attr.max_dest_rd_atomic,
+					   1));
+
+	lockdep_assert_held(&qp->mutex);
+	if (num != resp->res_num) {
+		kfree(resp->res);
+		resp->res = kcalloc(num, sizeof(*resp->res), GFP_KERNEL);
+		if (!resp->res) {
+			resp->res_num = 0;
+			return -ENOMEM;
+		}
+		resp->res_num = num;
+	}
+	sroce_resp_reset(qp);
+	resp->epsn = qp->attr.rq_psn;
+	resp->msn = 0;
+	return 0;
+}

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+#ifndef SROCE_RESP_H
+#define SROCE_RESP_H
+
+#include <linux/skbuff.h>
+#include <rdma/sroce-abi.h>
+
+#include "mem.h"
+#include "task.h"
+
+struct sroce_qp;
+
+/**
+ * struct sroce_rwqe - the responder's private, checked copy of a receive WQE
+ * @wr_id: from the WQE
+ * @num_sge: entries in @sge
+ * @sge: scatter list
+ */
+struct sroce_rwqe {
+	u64 wr_id;
+	u32 num_sge;
+	struct sroce_sge sge[SROCE_MAX_SGE];
+};
+
+/**
+ * struct sroce_rd_res - a responder resource: an executed READ or atomic,
+ * kept to answer its duplicates (IBA 9.7.5.1.3, 9.7.5.1.4)
+ * @valid: the entry holds a request
+ * @atomic: an atomic, else a READ
+ * @first_psn: PSN of the request
+ * @last_psn: last PSN of its response
+ * @va: READ: start address
+ * @rkey: READ: rkey
+ * @length: READ: bytes
+ * @orig: atomic: the value before the operation
+ */
+struct sroce_rd_res {
+	bool valid;
+	bool atomic;
+	u32 first_psn;
+	u32 last_psn;
+	u64 va;
+	u32 rkey;
+	u32 length;
+	u64 orig;
+};
+
+/**
+ * struct sroce_read - the READ response being sent
+ * @active: a response is under way
+ * @first: the next packet starts the response (FIRST or ONLY)
+ * @psn: PSN of the next packet
+ * @va: address of its data
+ * @rkey: rkey of the data
+ * @left: bytes still to send
+ */
+struct sroce_read {
+	bool active;
+	bool first;
+	u32 psn;
+	u64 va;
+	u32 rkey;
+	u32 left;
+};
+
+/**
+ * struct sroce_resp - the receive engine: the responder (IBA 9.7.5.1)
+ * @task: the engine
+ * @req_pkts: request packets waiting for the responder
+ * @epsn: expected PSN
+ * @msn: message sequence number: messages completed, 24 bits
+ * @nak_sent: a PSN sequence error NAK was sent and not yet resolved
+ * @drop_msg: UC: drop packets until the next FIRST or ONLY
+ * @in_msg: SROCE_OP_SEND or SROCE_OP_WRITE while a message is in
+ *	    progress, else 0
+ * @have_rwqe: @rwqe holds the receive WQE of the SEND in progress
+ * @rwqe: that WQE
+ * @sgl: position in @rwqe
+ * @recv_len: bytes received into @rwqe
+ * @va: WRITE in progress: next address
+ * @rkey: WRITE in progress: rkey
+ * @resid: WRITE in progress: bytes still expected
+ * @write_len: WRITE in progress: its length
+ * @ack_psn: PSN to acknowledge, when @ack_pending
+ * @ack_pending: an acknowledgment is due
+ * @res: responder resources, a ring of @res_num entries
+ * @res_num: entries of @res (max_dest_rd_atomic, at least 1)
+ * @res_head: next entry of @res to use
+ * @read: the READ response under way
+ *
+ * Everything belongs to @task but @req_pkts (see task.c).
+ */
+struct sroce_resp {
+	struct sroce_task task;
+	struct sk_buff_head req_pkts;
+	u32 epsn;
+	u32 msn;
+	bool nak_sent;
+	bool drop_msg;
+	u32 in_msg;
+	bool have_rwqe;
+	struct sroce_rwqe rwqe;
+	struct sroce_sgl sgl;
+	u32 recv_len;
+	u64 va;
+	u32 rkey;
+	u32 resid;
+	u32 write_len;
+	u32 ack_psn;
+	bool ack_pending;
+	struct sroce_rd_res *res;
+	u32 res_num;
+	u32 res_head;
+	struct sroce_read read;
+};
+
+void sroce_resp_init(struct sroce_qp *qp);
+void sroce_resp_stop(struct sroce_qp *qp);
+void sroce_resp_cleanup(struct sroce_qp *qp);
+void sroce_resp_reset(struct sroce_qp *qp);
+int sroce_resp_start(struct sroce_qp *qp);
+void sroce_resp_rcv(struct sroce_qp *qp, struct sk_buff *skb);
+
+#endif /* SROCE_RESP_H */
