@@ -3,7 +3,8 @@
 # sroce: a software RoCEv2 RDMA device.
 #
 #   make                 sroce.ko for every supported kernel with headers
-#                        installed, and the rdma-core provider
+#                        installed, the rdma-core provider and the test
+#                        tools (build/userspace/bin/)
 #   make KERNELRELEASE=R only kernel release R
 #   make check           build, then run the test suite in VMs
 #   make demo            build, then show two sroce devices in a VM
@@ -13,7 +14,7 @@
 KERNELRELEASE ?=
 RELEASES := $(if $(KERNELRELEASE),$(KERNELRELEASE),$(shell scripts/kernels))
 
-all: module provider
+all: module provider tools
 
 module: $(RELEASES:%=module-%)
 
@@ -22,6 +23,9 @@ module-%:
 
 provider:
 	scripts/build-provider
+
+tools:
+	$(MAKE) -C userspace/tools
 
 check: all
 	scripts/check $(RELEASES)
@@ -35,4 +39,4 @@ clean:
 demo: all
 	scripts/demo
 
-.PHONY: all module provider check style clean demo
+.PHONY: all module provider tools check style clean demo

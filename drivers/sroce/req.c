@@ -511,7 +511,9 @@ static bool update_wakeup(struct sroce_qp *qp)
 
 	if (qp->sq.side != SROCE_QUEUE_USER_PRODUCER)
 		return false;
-	if (req->cur != req->next || req->psn != req->unacked_psn) {
+	/* Only RC waits for acknowledgments; UC and UD are done when sent. */
+	if (req->cur != req->next ||
+	    (qp->ibqp.qp_type == IB_QPT_RC && req->psn != req->unacked_psn)) {
 		WRITE_ONCE(qp->sq.hdr->flags, 0);
 		return false;
 	}

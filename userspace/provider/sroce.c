@@ -5,8 +5,11 @@
  * Control verbs go through the kernel with the core uverbs commands and
  * the driver data of <rdma/sroce-abi.h>. The kernel allocates every queue;
  * create and resize return where to mmap() it on the context's command fd.
- * This stage reads completions from the mapped CQ ring; posting work
- * requests to the mapped send and receive rings comes next.
+ * The data path runs on those rings without a system call: work requests
+ * are written into the send and receive rings, completions are read from
+ * the CQ ring, and the kernel is woken (a uverbs POST_SEND, POST_RECV or
+ * POST_SRQ_RECV command with no work requests) only when the ring's header
+ * says that it is idle.
  *
  * The provider is built in rdma-core 56.1 but must also load into the
  * libibverbs 44.0 of Debian 12 (both private ABI 34): it uses no libibverbs
@@ -21,6 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
+
+#include <ccan/array_size.h>
 
 #include "sroce.h"
 
@@ -143,6 +149,27 @@ static int wq_map(struct sroce_wq *wq, struct ibv_context *ibctx,
 	if (wq->ring.hdr)
 		wq->ring.index = ring_load_acquire(&wq->ring.hdr->producer);
 	pthread_spin_init(&wq->lock, PTHREAD_PROCESS_PRIVATE);
+	return 0;
+}
+
+/*
+ * Adopt the limits the kernel reported for a mapped work queue, after
+ * checking them against the ring: at most one request per slot
+ * outstanding, and the largest scatter list or inline payload within one
+ * entry past its @hdr_size header (ring_check() made the entry at least
+ * that large).
+ */
+static int wq_set_limits(struct sroce_wq *wq, size_t hdr_size,
+			 uint32_t max_wr, uint32_t max_sge, uint32_t max_inline)
+{
+	size_t room = wq->ring.entry_size - hdr_size;
+
+	if (max_wr > wq->ring.num_entries ||
+	    max_sge > room / sizeof(struct sroce_sge) || max_inline > room)
+		return EINVAL;
+	wq->max_wr = max_wr;
+	wq->max_sge = max_sge;
+	wq->max_inline = max_inline;
 	return 0;
 }
 
@@ -625,10 +652,17 @@ static struct ibv_srq *sroce_create_srq(struct ibv_pd *ibpd,
 		     sizeof(struct sroce_recv_wqe));
 	if (ret)
 		goto err_destroy;
+	/* libibverbs has put the kernel's limits in attr. */
+	ret = wq_set_limits(&srq->rq, sizeof(struct sroce_recv_wqe),
+			    attr->attr.max_wr, attr->attr.max_sge, 0);
+	if (ret)
+		goto err_unmap;
 
 	srq->srq_num = resp.srq_num;
 	return &srq->vsrq.srq;
 
+err_unmap:
+	wq_unmap(&srq->rq);
 err_destroy:
 	ibv_cmd_destroy_srq(&srq->vsrq.srq);
 err_free:
@@ -676,11 +710,14 @@ static int sroce_destroy_srq(struct ibv_srq *ibsrq)
 /* Queue pairs */
 
 /*
- * Map the rings of a QP the kernel has just created; on failure nothing
- * stays mapped. The receive ring is absent exactly when the QP uses an SRQ.
+ * Map the rings of a QP the kernel has just created and adopt the limits
+ * it reported in @cap (libibverbs copied them from the response; they are
+ * what the caller sees too); on failure nothing stays mapped. The receive
+ * ring is absent exactly when the QP uses an SRQ.
  */
 static int qp_map(struct sroce_qp *qp, struct ibv_context *ibctx,
-		  const struct sroce_create_qp_resp *resp, bool has_srq)
+		  const struct sroce_create_qp_resp *resp,
+		  const struct ibv_qp_cap *cap, bool has_srq)
 {
 	int ret;
 
@@ -690,9 +727,26 @@ static int qp_map(struct sroce_qp *qp, struct ibv_context *ibctx,
 	ret = wq_map(&qp->sq, ibctx, &resp->sq, sizeof(struct sroce_send_wqe));
 	if (ret)
 		return ret;
+	ret = wq_set_limits(&qp->sq, sizeof(struct sroce_send_wqe),
+			    cap->max_send_wr, cap->max_send_sge,
+			    cap->max_inline_data);
+	if (ret)
+		goto err_sq;
 	ret = wq_map(&qp->rq, ibctx, &resp->rq, sizeof(struct sroce_recv_wqe));
 	if (ret)
-		wq_unmap(&qp->sq);
+		goto err_sq;
+	if (qp->rq.ring.hdr) {
+		ret = wq_set_limits(&qp->rq, sizeof(struct sroce_recv_wqe),
+				    cap->max_recv_wr, cap->max_recv_sge, 0);
+		if (ret)
+			goto err_rq;
+	}
+	return 0;
+
+err_rq:
+	wq_unmap(&qp->rq);
+err_sq:
+	wq_unmap(&qp->sq);
 	return ret;
 }
 
@@ -719,9 +773,11 @@ static struct ibv_qp *sroce_create_qp(struct ibv_pd *ibpd,
 	if (ret)
 		goto err_free;
 
-	ret = qp_map(qp, ibpd->context, &resp.drv_payload, attr->srq);
+	ret = qp_map(qp, ibpd->context, &resp.drv_payload, &attr->cap,
+		     attr->srq);
 	if (ret)
 		goto err_destroy;
+	qp->sq_signal = attr->sq_sig_all ? IBV_SEND_SIGNALED : 0;
 	return &qp->vqp.qp;
 
 err_destroy:
@@ -766,9 +822,10 @@ static struct ibv_qp *sroce_create_qp_ex(struct ibv_context *ibctx,
 	if (ret)
 		goto err_free;
 
-	ret = qp_map(qp, ibctx, &resp.drv_payload, attr->srq);
+	ret = qp_map(qp, ibctx, &resp.drv_payload, &attr->cap, attr->srq);
 	if (ret)
 		goto err_destroy;
+	qp->sq_signal = attr->sq_sig_all ? IBV_SEND_SIGNALED : 0;
 	return &qp->vqp.qp;
 
 err_destroy:
@@ -811,27 +868,498 @@ static int sroce_destroy_qp(struct ibv_qp *ibqp)
 }
 
 /* ------------------------------------------------------------------ */
-/* Work requests: the next stage posts them to the mapped rings. */
+/* Work requests */
 
+/*
+ * Scatter/gather lists go into the rings as they are: struct ibv_sge and
+ * struct sroce_sge have the same layout. Opcodes and send flags are stored
+ * with their libibverbs values, which are the kernel's uverbs values.
+ */
+static_assert(sizeof(struct ibv_sge) == sizeof(struct sroce_sge), "sge");
+static_assert(offsetof(struct ibv_sge, addr) ==
+	      offsetof(struct sroce_sge, addr), "sge addr");
+static_assert(offsetof(struct ibv_sge, length) ==
+	      offsetof(struct sroce_sge, length), "sge length");
+static_assert(offsetof(struct ibv_sge, lkey) ==
+	      offsetof(struct sroce_sge, lkey), "sge lkey");
+#define SAME_OPCODE(op) \
+	static_assert((int)IBV_WR_##op == (int)IB_UVERBS_WR_##op, #op)
+SAME_OPCODE(RDMA_WRITE);
+SAME_OPCODE(RDMA_WRITE_WITH_IMM);
+SAME_OPCODE(SEND);
+SAME_OPCODE(SEND_WITH_IMM);
+SAME_OPCODE(RDMA_READ);
+SAME_OPCODE(ATOMIC_CMP_AND_SWP);
+SAME_OPCODE(ATOMIC_FETCH_AND_ADD);
+SAME_OPCODE(SEND_WITH_INV);
+
+/* The send flags a work queue entry may carry. */
+#define SROCE_SEND_FLAGS (IBV_SEND_FENCE | IBV_SEND_SIGNALED | \
+			  IBV_SEND_SOLICITED | IBV_SEND_INLINE)
+
+enum {
+	QPT_RC = 1 << 0,
+	QPT_UC = 1 << 1,
+	QPT_UD = 1 << 2,
+};
+
+/* What an opcode fills in the entry's @wr union. */
+enum send_kind {
+	SEND_KIND_NONE,		/* not an opcode of this device: EINVAL */
+	SEND_KIND_SEND,		/* wr.ud on a UD QP, nothing otherwise */
+	SEND_KIND_RDMA,		/* wr.rdma */
+	SEND_KIND_ATOMIC,	/* wr.atomic */
+	SEND_KIND_LATER,	/* valid, not implemented: EOPNOTSUPP */
+};
+
+/* What goes into the entry's @ex. */
+enum send_ex {
+	SEND_EX_NONE,
+	SEND_EX_IMM,		/* imm_data, kept in network order */
+	SEND_EX_INV,		/* invalidate_rkey */
+};
+
+/**
+ * struct send_opcode - how to post one opcode
+ * @kind: an enum send_kind
+ * @qp_types: QPT_* bits of the QP types it may be posted to
+ * @ex: an enum send_ex
+ * @inline_ok: data may be given inline (it is the source, not a target)
+ */
+struct send_opcode {
+	uint8_t kind;
+	uint8_t qp_types;
+	uint8_t ex;
+	bool inline_ok;
+};
+
+static const struct send_opcode send_opcodes[] = {
+	[IBV_WR_RDMA_WRITE] = { SEND_KIND_RDMA, QPT_RC | QPT_UC,
+				SEND_EX_NONE, true },
+	[IBV_WR_RDMA_WRITE_WITH_IMM] = { SEND_KIND_RDMA, QPT_RC | QPT_UC,
+					 SEND_EX_IMM, true },
+	[IBV_WR_SEND] = { SEND_KIND_SEND, QPT_RC | QPT_UC | QPT_UD,
+			  SEND_EX_NONE, true },
+	[IBV_WR_SEND_WITH_IMM] = { SEND_KIND_SEND, QPT_RC | QPT_UC | QPT_UD,
+				   SEND_EX_IMM, true },
+	[IBV_WR_SEND_WITH_INV] = { SEND_KIND_SEND, QPT_RC, SEND_EX_INV, true },
+	[IBV_WR_RDMA_READ] = { SEND_KIND_RDMA, QPT_RC },
+	[IBV_WR_ATOMIC_CMP_AND_SWP] = { SEND_KIND_ATOMIC, QPT_RC },
+	[IBV_WR_ATOMIC_FETCH_AND_ADD] = { SEND_KIND_ATOMIC, QPT_RC },
+	[IBV_WR_LOCAL_INV] = { SEND_KIND_LATER, QPT_RC | QPT_UC | QPT_UD },
+	[IBV_WR_BIND_MW] = { SEND_KIND_LATER, QPT_RC | QPT_UC },
+	[IBV_WR_FLUSH] = { SEND_KIND_LATER, QPT_RC },
+	[IBV_WR_ATOMIC_WRITE] = { SEND_KIND_LATER, QPT_RC },
+};
+
+static unsigned int qpt_bit(enum ibv_qp_type type)
+{
+	switch (type) {
+	case IBV_QPT_RC:
+		return QPT_RC;
+	case IBV_QPT_UC:
+		return QPT_UC;
+	case IBV_QPT_UD:
+		return QPT_UD;
+	default:
+		return 0;
+	}
+}
+
+/* The opcode's entry, or NULL if it cannot be posted to this QP at all. */
+static const struct send_opcode *send_opcode(const struct ibv_qp *ibqp,
+					     enum ibv_wr_opcode opcode)
+{
+	const struct send_opcode *op;
+
+	if ((unsigned int)opcode >= ARRAY_SIZE(send_opcodes))
+		return NULL;
+	op = &send_opcodes[opcode];
+	if (op->kind == SEND_KIND_NONE || !(op->qp_types & qpt_bit(ibqp->qp_type)))
+		return NULL;
+	return op;
+}
+
+/*
+ * Posting to the send queue before RTS is an immediate error, and so is
+ * posting receives in RESET (IBA 10.3.1, QP state table). libibverbs keeps
+ * ibqp->state as of the last modify or query; a transition the kernel
+ * makes on its own (to SQE or ERR) is not seen here, and the kernel
+ * flushes what is posted then.
+ */
+static bool qp_can_send(const struct ibv_qp *ibqp)
+{
+	return ibqp->state != IBV_QPS_RESET && ibqp->state != IBV_QPS_INIT &&
+	       ibqp->state != IBV_QPS_RTR;
+}
+
+/* Bytes the scatter list of @wr describes, the inline payload. */
+static uint64_t sge_total(const struct ibv_send_wr *wr)
+{
+	uint64_t len = 0;
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	return len;
+}
+
+/*
+ * Check one send work request against the QP, as a hardware provider
+ * would before building its descriptor.
+ */
+static int send_wr_check(const struct sroce_qp *qp,
+			 const struct ibv_send_wr *wr,
+			 const struct send_opcode *op)
+{
+	const struct sroce_wq *sq = &qp->sq;
+
+	if (!op)
+		return EINVAL;
+	if (op->kind == SEND_KIND_LATER)
+		return EOPNOTSUPP;
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > sq->max_sge ||
+	    (wr->send_flags & ~SROCE_SEND_FLAGS))
+		return EINVAL;
+	if ((wr->send_flags & IBV_SEND_INLINE) &&
+	    (!op->inline_ok || sge_total(wr) > sq->max_inline))
+		return EINVAL;
+	if (op->kind == SEND_KIND_ATOMIC &&
+	    ((wr->wr.atomic.remote_addr & 7) || sge_total(wr) < 8))
+		return EINVAL;
+	if (qp->vqp.qp.qp_type == IBV_QPT_UD && !wr->wr.ud.ah)
+		return EINVAL;
+	return 0;
+}
+
+/* The opcode-specific part of an entry; @hdr was zeroed. */
+static void send_wqe_fill_wr(const struct sroce_qp *qp,
+			     const struct ibv_send_wr *wr,
+			     const struct send_opcode *op,
+			     struct sroce_send_wqe *hdr)
+{
+	switch (op->kind) {
+	case SEND_KIND_SEND:
+		if (qp->vqp.qp.qp_type != IBV_QPT_UD)
+			break;
+		hdr->wr.ud.ah_num = to_sah(wr->wr.ud.ah)->ah_num;
+		hdr->wr.ud.remote_qpn = wr->wr.ud.remote_qpn;
+		hdr->wr.ud.remote_qkey = wr->wr.ud.remote_qkey;
+		break;
+	case SEND_KIND_RDMA:
+		hdr->wr.rdma.remote_addr = wr->wr.rdma.remote_addr;
+		hdr->wr.rdma.rkey = wr->wr.rdma.rkey;
+		break;
+	case SEND_KIND_ATOMIC:
+		hdr->wr.atomic.remote_addr = wr->wr.atomic.remote_addr;
+		hdr->wr.atomic.compare_add = wr->wr.atomic.compare_add;
+		hdr->wr.atomic.swap = wr->wr.atomic.swap;
+		hdr->wr.atomic.rkey = wr->wr.atomic.rkey;
+		break;
+	}
+}
+
+/* Gather the inline payload into the entry, in place of its scatter list. */
+static uint32_t send_wqe_copy_inline(struct sroce_send_wqe *wqe,
+				     const struct ibv_send_wr *wr)
+{
+	uint8_t *dst = (uint8_t *)wqe->sge;
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++) {
+		memcpy(dst, (void *)(uintptr_t)wr->sg_list[i].addr,
+		       wr->sg_list[i].length);
+		dst += wr->sg_list[i].length;
+	}
+	return dst - (uint8_t *)wqe->sge;
+}
+
+/*
+ * Write one checked work request into @wqe, a free slot. Every header
+ * field is written, unused ones as zero, so nothing of an earlier entry in
+ * this slot survives in the header. Past the header only the num_sge
+ * scatter entries or inline_len bytes that the header announces are
+ * written; the kernel reads no more than that.
+ */
+static void send_wqe_write(const struct sroce_qp *qp,
+			   const struct ibv_send_wr *wr,
+			   const struct send_opcode *op,
+			   struct sroce_send_wqe *wqe)
+{
+	struct sroce_send_wqe hdr = {
+		.wr_id = wr->wr_id,
+		.opcode = wr->opcode,
+		.send_flags = wr->send_flags | qp->sq_signal,
+	};
+
+	if (op->ex == SEND_EX_IMM)
+		hdr.ex = (uint32_t)wr->imm_data;	/* network order */
+	else if (op->ex == SEND_EX_INV)
+		hdr.ex = wr->invalidate_rkey;
+	send_wqe_fill_wr(qp, wr, op, &hdr);
+
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		hdr.inline_len = send_wqe_copy_inline(wqe, wr);
+	} else {
+		hdr.num_sge = wr->num_sge;
+		memcpy(wqe->sge, wr->sg_list,
+		       wr->num_sge * sizeof(struct sroce_sge));
+	}
+	memcpy(wqe, &hdr, sizeof(hdr));
+}
+
+/*
+ * The slot for the next entry, or NULL when max_wr requests are
+ * outstanding. Called with wq->lock held. The kernel's consumer index is
+ * read only when the free slots counted last time are used up; the acquire
+ * orders the kernel's reads of the slots it gave back before our writes.
+ */
+static void *wq_next_slot(struct sroce_wq *wq)
+{
+	uint32_t used;
+
+	if (!wq->room) {
+		used = wq->ring.index - ring_load_acquire(&wq->ring.hdr->consumer);
+		/* A consumer ahead of the producer is nonsense: no room. */
+		wq->room = used < wq->max_wr ? wq->max_wr - used : 0;
+		if (!wq->room)
+			return NULL;
+	}
+	return ring_slot(&wq->ring, wq->ring.index);
+}
+
+static void wq_advance(struct sroce_wq *wq)
+{
+	wq->ring.index++;
+	wq->room--;
+}
+
+/*
+ * Make the entries written so far visible: one release store of the
+ * producer index for however many entries. Called with wq->lock held.
+ */
+static void wq_publish(struct sroce_wq *wq)
+{
+	ring_store_release(&wq->ring.hdr->producer, wq->ring.index);
+}
+
+/*
+ * After wq_publish(): does the kernel need a doorbell? The kernel sets
+ * NEED_WAKEUP, then issues a full barrier and looks at the producer index
+ * a last time before it goes idle; we store the producer index, then issue
+ * a full barrier and look at the flag. With both barriers at least one
+ * side sees the other's store, so a post is never left unnoticed.
+ */
+static bool wq_needs_doorbell(struct sroce_wq *wq)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	return atomic_load_explicit((_Atomic(uint32_t) *)&wq->ring.hdr->flags,
+				    memory_order_relaxed) &
+	       SROCE_QUEUE_NEED_WAKEUP;
+}
+
+/* Send one uverbs command with no work request in it: a doorbell. */
+static int doorbell_write(struct ibv_context *ibctx, const void *cmd,
+			  size_t size)
+{
+	ssize_t ret = write(ibctx->cmd_fd, cmd, size);
+
+	if (ret == (ssize_t)size)
+		return 0;
+	return ret < 0 ? errno : EIO;
+}
+
+/*
+ * As rdma-core's rxe provider does: the kernel's post_send is called with
+ * no work request. wqe_size must still be a plausible struct size.
+ */
+static int qp_send_doorbell(struct ibv_qp *ibqp)
+{
+	struct ib_uverbs_post_send_resp resp;
+	struct ibv_post_send cmd = {
+		.hdr = {
+			.command = IB_USER_VERBS_CMD_POST_SEND,
+			.in_words = sizeof(cmd) / 4,
+			.out_words = sizeof(resp) / 4,
+		},
+	};
+
+	cmd.response = (uintptr_t)&resp;
+	cmd.qp_handle = ibqp->handle;
+	cmd.wqe_size = sizeof(struct ib_uverbs_send_wr);
+	return doorbell_write(ibqp->context, &cmd, sizeof(cmd));
+}
+
+static int qp_recv_doorbell(struct ibv_qp *ibqp)
+{
+	struct ib_uverbs_post_recv_resp resp;
+	struct ibv_post_recv cmd = {
+		.hdr = {
+			.command = IB_USER_VERBS_CMD_POST_RECV,
+			.in_words = sizeof(cmd) / 4,
+			.out_words = sizeof(resp) / 4,
+		},
+	};
+
+	cmd.response = (uintptr_t)&resp;
+	cmd.qp_handle = ibqp->handle;
+	cmd.wqe_size = sizeof(struct ib_uverbs_recv_wr);
+	return doorbell_write(ibqp->context, &cmd, sizeof(cmd));
+}
+
+static int srq_recv_doorbell(struct ibv_srq *ibsrq)
+{
+	struct ib_uverbs_post_srq_recv_resp resp;
+	struct ibv_post_srq_recv cmd = {
+		.hdr = {
+			.command = IB_USER_VERBS_CMD_POST_SRQ_RECV,
+			.in_words = sizeof(cmd) / 4,
+			.out_words = sizeof(resp) / 4,
+		},
+	};
+
+	cmd.response = (uintptr_t)&resp;
+	cmd.srq_handle = ibsrq->handle;
+	cmd.wqe_size = sizeof(struct ib_uverbs_recv_wr);
+	return doorbell_write(ibsrq->context, &cmd, sizeof(cmd));
+}
+
+/* Check and write one send work request. Called with sq->lock held. */
+static int sq_post_one(struct sroce_qp *qp, const struct ibv_send_wr *wr)
+{
+	const struct send_opcode *op = send_opcode(&qp->vqp.qp, wr->opcode);
+	void *slot;
+	int ret;
+
+	ret = send_wr_check(qp, wr, op);
+	if (ret)
+		return ret;
+	slot = wq_next_slot(&qp->sq);
+	if (!slot)
+		return ENOMEM;
+	send_wqe_write(qp, wr, op, slot);
+	wq_advance(&qp->sq);
+	return 0;
+}
+
+/*
+ * Post the list up to the first request that fails (*bad_wr), publish all
+ * that were written with one producer update, and ring the doorbell
+ * outside the lock if the kernel asks for it. If only the doorbell fails,
+ * every request is in the ring but the kernel may not look at it before
+ * the next post; that error is returned with *bad_wr NULL.
+ */
 static int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			   struct ibv_send_wr **bad_wr)
 {
-	*bad_wr = wr;
-	return EOPNOTSUPP;
+	struct sroce_qp *qp = to_sqp(ibqp);
+	unsigned int posted = 0;
+	int ret = 0, err;
+
+	if (!qp_can_send(ibqp)) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+
+	pthread_spin_lock(&qp->sq.lock);
+	for (; wr; wr = wr->next, posted++) {
+		ret = sq_post_one(qp, wr);
+		if (ret) {
+			*bad_wr = wr;
+			break;
+		}
+	}
+	if (posted)
+		wq_publish(&qp->sq);
+	pthread_spin_unlock(&qp->sq.lock);
+
+	if (!posted || !wq_needs_doorbell(&qp->sq))
+		return ret;
+	err = qp_send_doorbell(ibqp);
+	if (err && !ret) {
+		*bad_wr = NULL;
+		ret = err;
+	}
+	return ret;
 }
 
+/* Check and write one receive work request. Called with rq->lock held. */
+static int rq_post_one(struct sroce_wq *rq, const struct ibv_recv_wr *wr)
+{
+	struct sroce_recv_wqe *wqe;
+
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > rq->max_sge)
+		return EINVAL;
+	wqe = wq_next_slot(rq);
+	if (!wqe)
+		return ENOMEM;
+	wqe->wr_id = wr->wr_id;
+	wqe->num_sge = wr->num_sge;
+	wqe->reserved = 0;
+	memcpy(wqe->sge, wr->sg_list, wr->num_sge * sizeof(struct sroce_sge));
+	wq_advance(rq);
+	return 0;
+}
+
+/*
+ * Post a receive list to a QP's RQ or an SRQ as sroce_post_send() does.
+ * Return: the number of requests published; *ret is the error, if any.
+ */
+static unsigned int rq_post(struct sroce_wq *rq, struct ibv_recv_wr *wr,
+			    struct ibv_recv_wr **bad_wr, int *ret)
+{
+	unsigned int posted = 0;
+
+	*ret = 0;
+	pthread_spin_lock(&rq->lock);
+	for (; wr; wr = wr->next, posted++) {
+		*ret = rq_post_one(rq, wr);
+		if (*ret) {
+			*bad_wr = wr;
+			break;
+		}
+	}
+	if (posted)
+		wq_publish(rq);
+	pthread_spin_unlock(&rq->lock);
+	return posted;
+}
+
+/* A QP on an SRQ has no RQ of its own to post to. */
 static int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 			   struct ibv_recv_wr **bad_wr)
 {
-	*bad_wr = wr;
-	return EOPNOTSUPP;
+	struct sroce_qp *qp = to_sqp(ibqp);
+	int ret, err;
+
+	if (!qp->rq.ring.hdr || ibqp->state == IBV_QPS_RESET) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	if (!rq_post(&qp->rq, wr, bad_wr, &ret) || !wq_needs_doorbell(&qp->rq))
+		return ret;
+	err = qp_recv_doorbell(ibqp);
+	if (err && !ret) {
+		*bad_wr = NULL;
+		ret = err;
+	}
+	return ret;
 }
 
 static int sroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 			       struct ibv_recv_wr **bad_wr)
 {
-	*bad_wr = wr;
-	return EOPNOTSUPP;
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+	int ret, err;
+
+	if (!rq_post(&srq->rq, wr, bad_wr, &ret) || !wq_needs_doorbell(&srq->rq))
+		return ret;
+	err = srq_recv_doorbell(ibsrq);
+	if (err && !ret) {
+		*bad_wr = NULL;
+		ret = err;
+	}
+	return ret;
 }
 
 static int sroce_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,

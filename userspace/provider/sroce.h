@@ -91,9 +91,28 @@ struct sroce_cq {
 	struct sroce_cqe	cur;
 };
 
+/**
+ * struct sroce_wq - a work queue the provider produces into
+ * @lock: serialises posters; protects @ring.index and @room
+ * @ring: the mapped ring
+ * @room: slots known to be free, a lower bound: the kernel's consumer
+ *	  index only moves forward, so it is read again only when this runs
+ *	  out
+ * @max_wr: work requests that may be outstanding, as the kernel reported
+ * @max_sge: scatter/gather entries of one work request, as reported
+ * @max_inline: inline bytes of one send work request, as reported
+ *
+ * The three limits are checked against the ring when it is mapped: no
+ * more than num_entries outstanding, and whatever a work request may carry
+ * fits in one entry. A post within them never writes past its slot.
+ */
 struct sroce_wq {
 	pthread_spinlock_t	lock;
 	struct sroce_ring	ring;
+	uint32_t		room;
+	uint32_t		max_wr;
+	uint32_t		max_sge;
+	uint32_t		max_inline;
 };
 
 /*
@@ -108,6 +127,8 @@ struct sroce_qp {
 	struct sroce_wq		sq;
 	/* Absent (ring.hdr NULL) when the QP receives through an SRQ. */
 	struct sroce_wq		rq;
+	/* IBV_SEND_SIGNALED if the QP was created with sq_sig_all, else 0. */
+	uint32_t		sq_signal;
 };
 
 struct sroce_srq {

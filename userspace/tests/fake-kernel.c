@@ -10,7 +10,9 @@
  * mmap() on the device hands out an alias of the fake kernel's ring
  * (mremap() of a shared mapping with old size 0), munmap() counts the
  * aliases going away. The test then plays the kernel's side of the rings
- * and checks what the provider's verbs make of them.
+ * and checks what the provider's verbs make of them. The control path and
+ * CQ polling are tested here, posting in post-test.c, concurrency and the
+ * benchmark in post-stress.c.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -31,31 +33,41 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/sroce-abi.h>
 
+#include "fake-kernel.h"
+#include "post-stress.h"
+#include "post-test.h"
+
 /* ------------------------------------------------------------------ */
 /* The fake kernel */
 
-#define MAX_QUEUES	64
-
-struct fake_queue {
-	bool used;
-	uint8_t *kaddr;
-	size_t size;
-	uint64_t offset;
-	uint32_t num_entries;
-	uint32_t entry_size;
-};
-
-static struct fake_queue queues[MAX_QUEUES];
+struct fake_queue queues[MAX_QUEUES];
 static uint64_t next_offset = 1 << 12;
 
-/* The provider's mappings of the rings. */
+/* The provider's mappings of the rings, and which queue each shows. */
 static void *aliases[MAX_QUEUES];
-static int live_aliases;
+static int alias_queue[MAX_QUEUES];
+int live_aliases;
 static unsigned int destroyed_cqs, destroyed_qps;
 
 /* Failure injection for the next create. */
 static bool bad_next_cq;	/* num_entries not a power of two */
 static bool qp_without_rq;	/* rq.mmap_size 0 although no SRQ */
+enum bad_caps bad_qp_caps;
+int doorbell_errno;
+bool wq_start_set;
+uint32_t wq_start;
+
+_Atomic unsigned int srq_db[MAX_QUEUES];
+void (*doorbell_hook)(void);
+unsigned int notify_count;
+uint32_t notify_cq_handle, notify_solicited;
+
+/* Per CQ handle: its completion channel's write end (or -1), user handle. */
+static int cq_channel[MAX_QUEUES];
+static uint64_t cq_user_handle[MAX_QUEUES];
+static uint32_t cq_events[MAX_QUEUES];
+/* The write end of the channel whose read end is the index. */
+static int channel_wfd[1024];
 
 static ssize_t (*real_write)(int, const void *, size_t);
 static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
@@ -69,15 +81,30 @@ static bool is_uverbs(int fd)
 	       st.st_rdev == makedev(1, 5);
 }
 
-static struct sroce_queue_hdr *qhdr(struct fake_queue *q)
+struct sroce_queue_hdr *qhdr(struct fake_queue *q)
 {
 	return (struct sroce_queue_hdr *)q->kaddr;
 }
 
+void *qslot(struct fake_queue *q, uint32_t i)
+{
+	return q->kaddr + SROCE_QUEUE_DATA_OFFSET +
+	       (size_t)(i & (q->num_entries - 1)) * q->entry_size;
+}
+
 static struct sroce_cqe *qcqe(struct fake_queue *q, uint32_t i)
 {
-	return (void *)(q->kaddr + SROCE_QUEUE_DATA_OFFSET +
-			(size_t)(i & (q->num_entries - 1)) * q->entry_size);
+	return qslot(q, i);
+}
+
+void *queue_alias(int h)
+{
+	int i;
+
+	for (i = 0; i < MAX_QUEUES; i++)
+		if (aliases[i] && alias_queue[i] == h)
+			return aliases[i];
+	return NULL;
 }
 
 static int queue_new(uint32_t min, uint32_t esz, struct sroce_queue_info *info)
@@ -119,9 +146,31 @@ static void queue_free(int h)
 	queues[h].used = false;
 }
 
+/* A new work queue starts empty at index wq_start if that is set. */
+static int wq_new(uint32_t min, uint32_t esz, struct sroce_queue_info *info)
+{
+	int h = queue_new(min, esz, info);
+
+	if (wq_start_set) {
+		qhdr(&queues[h])->producer = wq_start;
+		qhdr(&queues[h])->consumer = wq_start;
+	}
+	return h;
+}
+
+/* Round up to a multiple of 64, as sroce.ko sizes its entries. */
+static uint32_t align64(size_t n)
+{
+	return (n + 63) & ~(size_t)63;
+}
+
+static uint32_t min_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
 /* Handles: CQ and SRQ handles are queue numbers; a QP owns two queues. */
-struct fake_qp { int sq, rq; };
-static struct fake_qp qps[MAX_QUEUES];
+struct fake_qp qps[MAX_QUEUES];
 static int nr_qps;
 
 static void *resp_ptr(const void *cmd)
@@ -141,6 +190,10 @@ static int cmd_create_cq(const struct ib_uverbs_create_cq *cmd, size_t out)
 	if (bad_next_cq)
 		drv->cq.num_entries = 3;
 	bad_next_cq = false;
+	cq_channel[h] = cmd->comp_channel < 0 ? -1 :
+			channel_wfd[cmd->comp_channel];
+	cq_user_handle[h] = cmd->user_handle;
+	cq_events[h] = 0;
 	resp->cq_handle = h;
 	resp->cqe = queues[h].num_entries;
 	return 0;
@@ -156,6 +209,8 @@ static int cmd_ex_create_cq(const struct ib_uverbs_ex_create_cq *cmd,
 	if (out < sizeof(*resp) || drv_out < sizeof(*drv))
 		return EINVAL;
 	h = queue_new(cmd->cqe, sizeof(struct sroce_cqe), &drv->cq);
+	cq_channel[h] = -1;
+	cq_events[h] = 0;
 	resp->base.cq_handle = h;
 	resp->base.cqe = queues[h].num_entries;
 	resp->response_length = sizeof(*resp);
@@ -187,26 +242,54 @@ static int cmd_resize_cq(const struct ib_uverbs_resize_cq *cmd, size_t out)
 	return 0;
 }
 
+/* Size the rings and report the limits as sroce.ko's init_queues() does. */
 static int cmd_create_qp(const struct ib_uverbs_create_qp *cmd, size_t out)
 {
 	struct ib_uverbs_create_qp_resp *resp = resp_ptr(cmd);
 	struct sroce_create_qp_resp *drv = (void *)(resp + 1);
 	struct fake_qp *qp = &qps[nr_qps];
+	uint32_t room, esz;
 
-	if (out < sizeof(*resp) + sizeof(*drv))
+	if (out < sizeof(*resp) + sizeof(*drv) || nr_qps == MAX_QUEUES)
 		return EINVAL;
-	qp->sq = queue_new(cmd->max_send_wr, 128, &drv->sq);
+	room = cmd->max_send_sge * sizeof(struct sroce_sge);
+	if (cmd->max_inline_data > room)
+		room = cmd->max_inline_data;
+	esz = align64(sizeof(struct sroce_send_wqe) + room);
+	room = esz - sizeof(struct sroce_send_wqe);
+	qp->sq = wq_new(cmd->max_send_wr, esz, &drv->sq);
+	resp->max_send_wr = queues[qp->sq].num_entries;
+	resp->max_send_sge = min_u32(room / sizeof(struct sroce_sge),
+				     SROCE_MAX_SGE);
+	resp->max_inline_data = min_u32(room, SROCE_MAX_INLINE_DATA);
+
 	qp->rq = -1;
 	memset(&drv->rq, 0, sizeof(drv->rq));
-	if (!cmd->is_srq && !qp_without_rq)
-		qp->rq = queue_new(cmd->max_recv_wr, 64, &drv->rq);
+	resp->max_recv_wr = 0;
+	resp->max_recv_sge = 0;
+	if (!cmd->is_srq && !qp_without_rq) {
+		esz = align64(sizeof(struct sroce_recv_wqe) +
+			      (cmd->max_recv_sge ? cmd->max_recv_sge : 1) *
+			      sizeof(struct sroce_sge));
+		qp->rq = wq_new(cmd->max_recv_wr, esz, &drv->rq);
+		resp->max_recv_wr = queues[qp->rq].num_entries;
+		resp->max_recv_sge = min_u32((esz - sizeof(struct sroce_recv_wqe)) /
+					     sizeof(struct sroce_sge),
+					     SROCE_MAX_SGE);
+	}
 	qp_without_rq = false;
+
+	if (bad_qp_caps == CAPS_INLINE_PAST_ENTRY)
+		resp->max_inline_data = room + 1;
+	else if (bad_qp_caps == CAPS_SGE_PAST_ENTRY)
+		resp->max_send_sge = room / sizeof(struct sroce_sge) + 1;
+	else if (bad_qp_caps == CAPS_WR_PAST_RING)
+		resp->max_send_wr++;
+	bad_qp_caps = CAPS_OK;
+
+	qp->send_db = qp->recv_db = 0;
 	resp->qp_handle = nr_qps++;
 	resp->qpn = 0x100 + resp->qp_handle;
-	resp->max_send_wr = queues[qp->sq].num_entries;
-	resp->max_recv_wr = qp->rq < 0 ? 0 : queues[qp->rq].num_entries;
-	resp->max_send_sge = cmd->max_send_sge;
-	resp->max_recv_sge = cmd->max_recv_sge;
 	return 0;
 }
 
@@ -214,15 +297,20 @@ static int cmd_create_srq(const struct ib_uverbs_create_srq *cmd, size_t out)
 {
 	struct ib_uverbs_create_srq_resp *resp = resp_ptr(cmd);
 	struct sroce_create_srq_resp *drv = (void *)(resp + 1);
+	uint32_t esz;
 	int h;
 
 	if (out < sizeof(*resp) + sizeof(*drv))
 		return EINVAL;
-	h = queue_new(cmd->max_wr, 64, &drv->rq);
+	esz = align64(sizeof(struct sroce_recv_wqe) +
+		      (cmd->max_sge ? cmd->max_sge : 1) * sizeof(struct sroce_sge));
+	h = wq_new(cmd->max_wr, esz, &drv->rq);
 	drv->srq_num = 7;
+	srq_db[h] = 0;
 	resp->srq_handle = h;
 	resp->max_wr = queues[h].num_entries;
-	resp->max_sge = cmd->max_sge;
+	resp->max_sge = min_u32((esz - sizeof(struct sroce_recv_wqe)) /
+				sizeof(struct sroce_sge), SROCE_MAX_SGE);
 	return 0;
 }
 
@@ -234,6 +322,90 @@ static int async_fd(void)
 		abort();
 	close(p[1]);
 	return p[0];
+}
+
+static int cmd_create_comp_channel(const void *body)
+{
+	struct ib_uverbs_create_comp_channel_resp *resp = resp_ptr(body);
+	int p[2];
+
+	if (pipe(p) || p[0] >= (int)(sizeof(channel_wfd) / sizeof(int)))
+		abort();
+	channel_wfd[p[0]] = p[1];
+	resp->fd = p[0];
+	return 0;
+}
+
+void kernel_comp_event(int h)
+{
+	struct ib_uverbs_comp_event_desc ev = { .cq_handle = cq_user_handle[h] };
+
+	if (cq_channel[h] < 0 ||
+	    real_write(cq_channel[h], &ev, sizeof(ev)) != sizeof(ev))
+		abort();
+	cq_events[h]++;
+}
+
+static int cmd_create_ah(const struct ib_uverbs_create_ah *cmd, size_t out)
+{
+	struct ib_uverbs_create_ah_resp *resp = resp_ptr(cmd);
+	struct sroce_create_ah_resp *drv = (void *)(resp + 1);
+
+	if (out < sizeof(*resp) + sizeof(*drv))
+		return EINVAL;
+	resp->ah_handle = 9;
+	drv->ah_num = 0x55;
+	return 0;
+}
+
+/*
+ * A doorbell: a POST_* command of exactly the core size, without work
+ * requests, answered as uverbs answers it. @size is the command's core
+ * struct, @wqe_min the smallest wqe_size uverbs accepts.
+ */
+static int doorbell(const struct ib_uverbs_cmd_hdr *hdr, size_t len,
+		    size_t size, size_t wqe_min, _Atomic unsigned int *count)
+{
+	/* The three commands start alike: response, handle, counts, size. */
+	const struct ib_uverbs_post_recv *cmd = (const void *)(hdr + 1);
+	uint32_t *resp = resp_ptr(cmd);
+	int err;
+
+	if (len != sizeof(*hdr) + size || hdr->in_words * 4 != len ||
+	    hdr->out_words * 4 != sizeof(uint32_t) || cmd->wr_count ||
+	    cmd->sge_count || cmd->wqe_size < wqe_min) {
+		fprintf(stderr, "fake kernel: malformed doorbell\n");
+		return EINVAL;
+	}
+	(*count)++;
+	if (doorbell_hook)
+		doorbell_hook();
+	err = doorbell_errno;
+	doorbell_errno = 0;
+	*resp = 0;	/* bad_wr */
+	return err;
+}
+
+static int fake_doorbell(const struct ib_uverbs_cmd_hdr *hdr, size_t len)
+{
+	const struct ib_uverbs_post_send *cmd = (const void *)(hdr + 1);
+
+	if (cmd->qp_handle >= MAX_QUEUES)
+		return EINVAL;
+	switch (hdr->command) {
+	case IB_USER_VERBS_CMD_POST_SEND:
+		return doorbell(hdr, len, sizeof(struct ib_uverbs_post_send),
+				sizeof(struct ib_uverbs_send_wr),
+				&qps[cmd->qp_handle].send_db);
+	case IB_USER_VERBS_CMD_POST_RECV:
+		return doorbell(hdr, len, sizeof(struct ib_uverbs_post_recv),
+				sizeof(struct ib_uverbs_recv_wr),
+				&qps[cmd->qp_handle].recv_db);
+	default:
+		return doorbell(hdr, len, sizeof(struct ib_uverbs_post_srq_recv),
+				sizeof(struct ib_uverbs_recv_wr),
+				&srq_db[cmd->qp_handle]);
+	}
 }
 
 /* One legacy (non-extended) uverbs write command. */
@@ -271,6 +443,8 @@ static int fake_cmd(uint32_t command, const void *body, size_t out)
 		struct ib_uverbs_destroy_cq_resp *resp = resp_ptr(cmd);
 
 		memset(resp, 0, sizeof(*resp));
+		/* libibverbs waits until the application acked them all. */
+		resp->comp_events_reported = cq_events[cmd->cq_handle];
 		queue_free(cmd->cq_handle);
 		destroyed_cqs++;
 		return 0;
@@ -295,6 +469,22 @@ static int fake_cmd(uint32_t command, const void *body, size_t out)
 
 		memset(resp, 0, sizeof(*resp));
 		queue_free(cmd->srq_handle);
+		return 0;
+	}
+	case IB_USER_VERBS_CMD_MODIFY_QP:
+		return 0;
+	case IB_USER_VERBS_CMD_CREATE_AH:
+		return cmd_create_ah(body, out);
+	case IB_USER_VERBS_CMD_DESTROY_AH:
+		return 0;
+	case IB_USER_VERBS_CMD_CREATE_COMP_CHANNEL:
+		return cmd_create_comp_channel(body);
+	case IB_USER_VERBS_CMD_REQ_NOTIFY_CQ: {
+		const struct ib_uverbs_req_notify_cq *cmd = body;
+
+		notify_count++;
+		notify_cq_handle = cmd->cq_handle;
+		notify_solicited = cmd->solicited_only;
 		return 0;
 	}
 	}
@@ -324,6 +514,10 @@ ssize_t write(int fd, const void *buf, size_t len)
 					       hdr->out_words * 8,
 					       ex->provider_out_words * 8);
 		}
+	} else if (hdr->command == IB_USER_VERBS_CMD_POST_SEND ||
+		   hdr->command == IB_USER_VERBS_CMD_POST_RECV ||
+		   hdr->command == IB_USER_VERBS_CMD_POST_SRQ_RECV) {
+		err = fake_doorbell(hdr, len);
 	} else {
 		err = fake_cmd(hdr->command, hdr + 1, hdr->out_words * 4);
 	}
@@ -355,6 +549,7 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 	if (alias == MAP_FAILED)
 		return MAP_FAILED;
 	aliases[i] = alias;
+	alias_queue[i] = q - queues;
 	live_aliases++;
 	return alias;
 }
@@ -377,7 +572,7 @@ int munmap(void *addr, size_t len)
 
 static int passed, failed;
 
-static void check(bool ok, const char *fmt, ...)
+void check(bool ok, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -553,7 +748,7 @@ static void test_qp_srq(struct ibv_context *ctx)
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct ibv_send_wr swr = {}, *bad_swr = NULL;
+	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND }, *bad_swr = NULL;
 	struct ibv_recv_wr rwr = {}, *bad_rwr = NULL;
 	struct ibv_srq_attr srq_attr = { .max_wr = 16 };
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
@@ -564,10 +759,10 @@ static void test_qp_srq(struct ibv_context *ctx)
 	qattr.send_cq = qattr.recv_cq = cq;
 	qp = ibv_create_qp(pd, &qattr);
 	check(qp && live_aliases == 3, "create_qp maps SQ and RQ");
-	check(ibv_post_send(qp, &swr, &bad_swr) == EOPNOTSUPP &&
-	      bad_swr == &swr, "post_send is not there yet");
-	check(ibv_post_recv(qp, &rwr, &bad_rwr) == EOPNOTSUPP &&
-	      bad_rwr == &rwr, "post_recv is not there yet");
+	check(qp && ibv_post_send(qp, &swr, &bad_swr) == EINVAL &&
+	      bad_swr == &swr, "post_send in RESET fails");
+	check(qp && ibv_post_recv(qp, &rwr, &bad_rwr) == EINVAL &&
+	      bad_rwr == &rwr, "post_recv in RESET fails");
 	check(qp && !ibv_destroy_qp(qp) && live_aliases == 1,
 	      "destroy_qp unmaps both");
 
@@ -584,8 +779,9 @@ static void test_qp_srq(struct ibv_context *ctx)
 	ibv_dealloc_pd(pd);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	bool bench = argc > 1 && !strcmp(argv[1], "--bench");
 	struct ibv_device **list;
 	struct ibv_context *ctx;
 	int n;
@@ -604,10 +800,16 @@ int main(void)
 	if (!ctx)
 		return 1;
 
-	test_cq(ctx);
-	test_cq_ex(ctx);
-	test_qp_srq(ctx);
-	test_failures(ctx);
+	if (bench) {
+		bench_post(ctx);
+	} else {
+		test_cq(ctx);
+		test_cq_ex(ctx);
+		test_qp_srq(ctx);
+		test_failures(ctx);
+		test_post(ctx);
+		test_post_stress(ctx);
+	}
 
 	ibv_close_device(ctx);
 	ibv_free_device_list(list);

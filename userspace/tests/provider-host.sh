@@ -15,7 +15,12 @@
 #      uverbs3  sroce1    ABI 2   ours by name, but the wrong ABI
 #
 # 2. Verbs. fake-kernel.c answers the uverbs commands itself, with sroce0
-#    on /dev/zero, and checks the provider's queue mappings and CQ polling.
+#    on /dev/zero, and checks the provider's queue mappings and CQ polling;
+#    post-test.c checks posting (ring entries byte for byte, errors,
+#    doorbells) and post-stress.c the rings under concurrency, against the
+#    same fake.
+#
+# With --bench, only the posting micro-benchmark of post-stress.c runs.
 #
 # libibverbs falls back to sysfs (SYSFS_PATH) only when RDMA netlink is
 # absent, and needs /dev/infiniband/uverbsN: each run is in a private mount
@@ -89,9 +94,16 @@ check "alloc_context rejects the empty response" "kernel reports queue data offs
 
 verbs=$tmp/verbs
 fake_dev "$verbs" uverbs0 sroce0 1 1:5
-cc -O1 -g -Wall -Wextra -Wno-unused-parameter -Werror \
+cc -O2 -g -Wall -Wextra -Wno-unused-parameter -Werror -pthread \
 	-I "$top/include/uapi" -rdynamic \
-	"$top/userspace/tests/fake-kernel.c" -o "$tmp/fake-kernel" -libverbs -ldl
+	"$top/userspace/tests/fake-kernel.c" "$top/userspace/tests/post-test.c" \
+	"$top/userspace/tests/post-stress.c" "$top/userspace/tests/trace.c" \
+	-o "$tmp/fake-kernel" -libverbs -ldl
+if [[ ${1:-} == --bench ]]; then
+	with_fake_devices "$verbs" "$tmp/fake-kernel" --bench
+	cat "$tmp/out"
+	exit 0
+fi
 # Its checks count as this script's own.
 with_fake_devices "$verbs" "$tmp/fake-kernel" || true
 grep -v ' passed, ' "$tmp/out" || true
