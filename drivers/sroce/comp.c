@@ -23,8 +23,8 @@
  * - Other NAKs end the WQE with the matching remote error (IBA table 47).
  *
  * A WQE that ends in error always makes a completion, signaled or not,
- * and takes the QP to the error state (SQE for UC and UD, IBA 10.3.1),
- * which flushes every later WQE with IB_WC_WR_FLUSH_ERR.
+ * and takes the QP to the error state (IBA 10.3.1), which flushes every
+ * later WQE with IB_WC_WR_FLUSH_ERR.
  */
 #include <linux/jiffies.h>
 #include <rdma/ib_user_verbs.h>
@@ -109,8 +109,8 @@ void sroce_comp_wqe_done(struct sroce_qp *qp, struct sroce_swqe *s,
  * sroce_comp_complete() - write the completions of finished WQEs, in order
  * @qp: the QP; called by its send engine
  *
- * Return: true when the engine must run again (a WQE that waited for a
- * READ or atomic to finish may start now).
+ * Return: true when the engine must run again (a READ or atomic finished,
+ * so a WQE that waited for it may start now).
  */
 bool sroce_comp_complete(struct sroce_qp *qp)
 {
@@ -133,12 +133,12 @@ bool sroce_comp_complete(struct sroce_qp *qp)
 			freed = true;
 		}
 		if (req->cur == qp->sq.cons)
-			req->cur++;
+			sroce_req_seek(qp, req->cur + 1, 0);
 		sroce_queue_pop(&qp->sq);
 	}
 	if (READ_ONCE(qp->state) == IB_QPS_SQD)
 		sroce_qp_sq_drained(qp);
-	return freed && req->cur != req->next;
+	return freed;
 }
 
 /**
@@ -157,6 +157,8 @@ void sroce_comp_flush(struct sroce_qp *qp)
 	u32 count;
 
 	del_timer(&req->retrans_timer);
+	/* WQEs that finished before the error complete as they finished. */
+	sroce_comp_complete(qp);
 	if (sroce_queue_count(&qp->sq, &count))
 		count = req->next - qp->sq.cons;
 	while (count--) {

@@ -356,8 +356,8 @@ void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type)
  * @qp: the QP
  * @status: the completion status of the error
  *
- * The QP enters the error state (IBA 10.3.1; for UC and UD QPs a send-side
- * error only stops the send queue: SQE) and both engines run to flush.
+ * The QP enters the error state (IBA 10.3.1) and both engines run to
+ * flush.
  * For a QP on an SRQ, IB_EVENT_QP_LAST_WQE_REACHED follows (IBA 11.6.3.1).
  *
  * Context: any.

@@ -299,16 +299,16 @@ static enum ib_wc_status send_packet(struct sroce_qp *qp, struct sroce_swqe *s)
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	struct sroce_req *req = &qp->req;
 	const struct sroce_av *av = packet_av(qp, s);
-	bool last, read, ackreq;
 	u32 paylen, pad, psn = req->psn;
 	const struct sroce_opcode_info *op;
+	bool last, single, ackreq;
 	struct sk_buff *skb;
 	u8 opcode;
 
-	read = s->opcode == IB_UVERBS_WR_RDMA_READ;
-	paylen = read || is_rd_atomic(s->opcode) ? 0 :
-		 min(s->length - req->offset, qp->mtu);
-	last = read || req->offset + paylen == s->length;
+	/* READ and atomic requests are one packet without payload. */
+	single = is_rd_atomic(s->opcode);
+	paylen = single ? 0 : min(s->length - req->offset, qp->mtu);
+	last = single || req->offset + paylen == s->length;
 	opcode = packet_opcode(qp, s, req->offset == 0, last);
 	op = &sroce_opcodes[opcode];
 	pad = -paylen & 3;
@@ -330,7 +330,7 @@ static enum ib_wc_status send_packet(struct sroce_qp *qp, struct sroce_swqe *s)
 	}
 	memset(skb->data + op->hdr_len + paylen, 0, pad);
 
-	if (read) {
+	if (single) {
 		req->psn = sroce_psn_add(s->last_psn, 1);
 		req->offset = s->length;
 	} else {
@@ -344,8 +344,13 @@ static enum ib_wc_status send_packet(struct sroce_qp *qp, struct sroce_swqe *s)
 	return IB_WC_SUCCESS;
 }
 
-/* Position the requester at byte @offset of the WQE at @index. */
-static void seek(struct sroce_qp *qp, u32 index, u32 offset)
+/**
+ * sroce_req_seek() - position the requester in a WQE
+ * @qp: the QP; called by its send engine
+ * @index: SQ index of the WQE
+ * @offset: byte of its message to send next
+ */
+void sroce_req_seek(struct sroce_qp *qp, u32 index, u32 offset)
 {
 	struct sroce_swqe *s = sroce_req_swqe(qp, index);
 	struct sroce_req *req = &qp->req;
@@ -382,12 +387,12 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 	s = sroce_req_swqe(qp, i);
 	if (s->opcode == IB_UVERBS_WR_RDMA_READ) {
 		psn = sroce_psn_add(s->first_psn, s->read_off / qp->mtu);
-		seek(qp, i, s->read_off);
+		sroce_req_seek(qp, i, s->read_off);
 	} else if (sroce_psn_diff(psn, s->first_psn) <= 0) {
 		psn = s->first_psn;
-		seek(qp, i, 0);
+		sroce_req_seek(qp, i, 0);
 	} else {
-		seek(qp, i, sroce_psn_diff(psn, s->first_psn) * qp->mtu);
+		sroce_req_seek(qp, i, sroce_psn_diff(psn, s->first_psn) * qp->mtu);
 	}
 	req->psn = psn;
 	for (; i != req->next; i++) {
@@ -434,7 +439,7 @@ static bool start_next(struct sroce_qp *qp)
 	status = fetch_wqe(qp, req->next, s);
 	s->first_psn = req->psn;
 	s->last_psn = sroce_psn_add(req->psn, wqe_npkts(qp, s) - 1);
-	seek(qp, req->next, 0);
+	sroce_req_seek(qp, req->next, 0);
 	req->next++;
 	if (is_rd_atomic(s->opcode))
 		req->rd_atomic++;
@@ -479,7 +484,7 @@ static bool send_packets(struct sroce_qp *qp, int budget)
 			break;
 		s = sroce_req_swqe(qp, req->cur);
 		if (s->state != SROCE_SWQE_SENDING) {
-			req->cur++;
+			sroce_req_seek(qp, req->cur + 1, 0);
 			continue;
 		}
 		status = send_packet(qp, s);
@@ -492,7 +497,7 @@ static bool send_packets(struct sroce_qp *qp, int budget)
 			continue;
 		s->state = qp->ibqp.qp_type == IB_QPT_RC ? SROCE_SWQE_SENT :
 							   SROCE_SWQE_DONE;
-		seek(qp, req->cur + 1, 0);
+		sroce_req_seek(qp, req->cur + 1, 0);
 	}
 	arm_timer(qp);
 	return budget <= 0;

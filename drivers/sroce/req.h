@@ -122,6 +122,7 @@ void sroce_req_cleanup(struct sroce_qp *qp);
 void sroce_req_stop(struct sroce_qp *qp);
 void sroce_req_reset(struct sroce_qp *qp);
 void sroce_req_rewind(struct sroce_qp *qp, u32 psn);
+void sroce_req_seek(struct sroce_qp *qp, u32 index, u32 offset);
 void sroce_req_start(struct sroce_qp *qp);
 void sroce_req_rcv(struct sroce_qp *qp, struct sk_buff *skb);
 struct sroce_swqe *sroce_req_swqe(struct sroce_qp *qp, u32 index);
