@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * The fake sroce.ko of fake-kernel.c, as the tests in fake-kernel.c and
+ * post-test.c see it: its rings (the kernel's own mapping of each), the
+ * commands it counted, and the failures it can be told to inject.
+ */
+#ifndef FAKE_KERNEL_H
+#define FAKE_KERNEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/sroce-abi.h>
+
+#define MAX_QUEUES	64
+
+struct fake_queue {
+	bool used;
+	uint8_t *kaddr;
+	size_t size;
+	uint64_t offset;
+	uint32_t num_entries;
+	uint32_t entry_size;
+};
+
+extern struct fake_queue queues[MAX_QUEUES];
+extern int live_aliases;
+
+/* Per QP handle: its queues (rq -1 on an SRQ) and the doorbells it got. */
+struct fake_qp {
+	int sq, rq;
+	_Atomic unsigned int send_db, recv_db;
+};
+
+extern struct fake_qp qps[MAX_QUEUES];
+/* Per SRQ handle (a queue number): POST_SRQ_RECV doorbells. */
+extern _Atomic unsigned int srq_db[MAX_QUEUES];
+/* Called, if set, on every doorbell; the thread that rang it runs it. */
+extern void (*doorbell_hook)(void);
+
+/* REQ_NOTIFY_CQ as last received. */
+extern unsigned int notify_count;
+extern uint32_t notify_cq_handle, notify_solicited;
+
+/* Failure injection for the next command of its kind. */
+enum bad_caps {
+	CAPS_OK,
+	CAPS_INLINE_PAST_ENTRY,	/* max_inline_data larger than an entry holds */
+	CAPS_SGE_PAST_ENTRY,	/* max_send_sge larger than an entry holds */
+	CAPS_WR_PAST_RING,	/* max_send_wr larger than the ring */
+};
+
+extern enum bad_caps bad_qp_caps;
+extern int doorbell_errno;		/* POST_* fails with this, once */
+extern bool wq_start_set;		/* new work rings start at wq_start */
+extern uint32_t wq_start;
+
+struct sroce_queue_hdr *qhdr(struct fake_queue *q);
+void *qslot(struct fake_queue *q, uint32_t i);
+/* The provider's mapping of queue @h, or NULL. */
+void *queue_alias(int h);
+/* Queue an event on the completion channel of the CQ with handle @h. */
+void kernel_comp_event(int h);
+
+void check(bool ok, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif /* FAKE_KERNEL_H */
