@@ -1,0 +1,331 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/lib.sh: helpers for the sroce tests. Every test sources it; it runs
+# inside the test VM (scripts/vm-run), as root, never on the host.
+#
+# The standard topology, built by topo_up [TYPE] and torn down by topo_down
+# (TYPE is sroce, the default, or rxe; devices are then rxe_a and rxe_b):
+#
+#   +--------- netns a ----------+          +--------- netns b ----------+
+#   |                            |          |                            |
+#   |  sroce_a (rdma link)       |          |  sroce_b (rdma link)       |
+#   |     |                      |          |     |                      |
+#   |  veth_a                    |   veth   |  veth_b                    |
+#   |  192.0.2.1/24              |==========|  192.0.2.2/24              |
+#   |  2001:db8::1/64            |          |  2001:db8::2/64            |
+#   +----------------------------+          +----------------------------+
+#
+# RDMA devices are shared across network namespaces (the kernel's default),
+# so both devices are visible, in /sys/class/infiniband and to libibverbs,
+# from every namespace; the netdev each is bound to is not.
+#
+# API (see Documentation/testing.md):
+#   SROCE_TOP SROCE_BUILD KREL SROCE_KO; RDMAV_DRIVERS and PATH exported
+#   log MSG...            print MSG
+#   fail MSG...           print MSG, exit 1 (the test fails)
+#   skip MSG...           print MSG, exit 77 (the test is skipped)
+#   wait_for SECS CMD...  poll CMD every 0.1 s until it succeeds
+#   sroce_load            load sroce.ko and what it needs (no-op if loaded)
+#   sroce_unload          unload sroce, wait until it is gone
+#   na CMD... / nb CMD... run CMD in network namespace a / b
+#   topo_up [TYPE]        build the topology above, wait until it is usable
+#   topo_down             tear it down, whatever state it is in
+#   kernel_log_clean      no kernel complaint since the last call?
+#   gid_index DEV IP [TYPE]  print the GID table index of IP on DEV
+#
+# Each helper that cannot do its job calls fail, which exits the shell
+# it runs in: call helpers from the test's own shell, not from $(...) or
+# a pipeline, or check their status.
+
+# Builtins only, where it matters: every exec costs ~70 ms in the VM.
+_lib=${BASH_SOURCE[0]}
+[[ $_lib == */* ]] || _lib=./$_lib
+SROCE_TOP=$(cd "${_lib%/*}/.." && pwd)
+unset _lib
+SROCE_BUILD=$SROCE_TOP/build
+read -r KREL </proc/sys/kernel/osrelease
+SROCE_KO=$SROCE_BUILD/$KREL/sroce.ko
+RDMAV_DRIVERS=$SROCE_BUILD/userspace/libsroce
+PATH=$SROCE_BUILD/userspace/bin:$PATH
+export SROCE_TOP SROCE_BUILD KREL SROCE_KO RDMAV_DRIVERS PATH
+
+# Where helpers keep state between calls (a tmpfs in the VM).
+SROCE_STATE=${SROCE_STATE:-/run/sroce}
+
+log() {
+	printf '%s\n' "$*"
+}
+
+# tests/run names a file (SROCE_REASON) that receives the reason of a
+# failure or skip, for its RESULT line. The first reason given stands: a
+# fail in the cleanup trap is most likely a consequence.
+_reason() {
+	if [[ -n ${SROCE_REASON:-} && ! -e $SROCE_REASON ]]; then
+		printf '%s\n' "$*" >"$SROCE_REASON"
+	fi
+	return 0
+}
+
+fail() {
+	printf 'FAIL: %s\n' "$*" >&2
+	_reason "$*"
+	exit 1
+}
+
+skip() {
+	printf 'SKIP: %s\n' "$*"
+	_reason "$*"
+	exit 77
+}
+
+# wait_for SECONDS CMD...: SECONDS may have a fraction (0.5).
+wait_for() {
+	local secs=${1:?usage: wait_for SECONDS CMD...} frac='' limit start
+
+	shift
+	[[ $secs == *.* ]] && frac=${secs#*.}
+	frac=${frac}000000
+	limit=$((10#${secs%.*} * 1000000 + 10#${frac:0:6}))
+	start=${EPOCHREALTIME/./}
+	until "$@" >/dev/null 2>&1; do
+		if ((${EPOCHREALTIME/./} - start > limit)); then
+			fail "timed out after ${secs}s waiting for: $*"
+		fi
+		sleep 0.1
+	done
+}
+
+na() {
+	ip netns exec a "$@"
+}
+
+nb() {
+	ip netns exec b "$@"
+}
+
+_module_loaded() {
+	[[ -d /sys/module/$1 ]]
+}
+
+sroce_load() {
+	local deps
+	local -a mods
+
+	_module_loaded sroce && return 0
+	[[ -f $SROCE_KO ]] ||
+		fail "$SROCE_KO is missing: build it with 'make module KERNELRELEASE=$KREL'"
+	modprobe -a ib_core ib_uverbs rdma_ucm || fail "cannot load the RDMA core modules"
+	deps=$(modinfo -F depends "$SROCE_KO") || fail "modinfo $SROCE_KO failed"
+	IFS=, read -ra mods <<<"$deps"
+	if ((${#mods[@]})); then
+		modprobe -a "${mods[@]}" || fail "cannot load sroce's dependencies: $deps"
+	fi
+	insmod "$SROCE_KO" || fail "insmod $SROCE_KO failed"
+}
+
+# Unload module $1 if it is loaded; succeed once it is gone.
+_module_gone() {
+	_module_loaded "$1" || return 0
+	rmmod "$1" 2>/dev/null
+	! _module_loaded "$1"
+}
+
+sroce_unload() {
+	_module_loaded sroce || return 0
+	# rmmod fails while a device or a user is still letting go: retry.
+	wait_for 30 _module_gone sroce
+}
+
+# The GID of an IPv4 (RoCE v2 IPv4-mapped) or IPv6 address, in the
+# eight-group form of /sys/class/infiniband/*/ports/*/gids/*.
+_gid_of() {
+	local ip=$1 a b c d head tail n g out=
+	local -a h t groups
+
+	if [[ $ip != *:* ]]; then
+		IFS=. read -r a b c d <<<"$ip"
+		printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' "$a" "$b" "$c" "$d"
+		return
+	fi
+	head=$ip tail=
+	if [[ $ip == *::* ]]; then
+		head=${ip%%::*} tail=${ip#*::}
+	fi
+	IFS=: read -ra h <<<"$head"
+	IFS=: read -ra t <<<"$tail"
+	groups=("${h[@]}")
+	for ((n = 8 - ${#h[@]} - ${#t[@]}; n > 0; n--)); do
+		groups+=(0)
+	done
+	groups+=("${t[@]}")
+	for g in "${groups[@]}"; do
+		printf -v out '%s%s%04x' "${out:-}" "${out:+:}" "$((16#$g))"
+	done
+	echo "$out"
+}
+
+# _gid_find DEV GID [TYPE]: print the index in port 1's GID table of DEV
+# of GID (of type TYPE, if given); fail (status 1) if there is none. The
+# table has up to 1024 entries, used ones first: a loop of builtins.
+_gid_find() {
+	local port=/sys/class/infiniband/$1/ports/1 gid=$2 type=${3:-} i g t
+
+	for ((i = 0; ; i++)); do
+		read -r g 2>/dev/null <"$port/gids/$i" || return 1
+		[[ $g == "$gid" ]] || continue
+		[[ -z $type ]] && { echo "$i"; return 0; }
+		read -r t 2>/dev/null <"$port/gid_attrs/types/$i" || continue
+		[[ $t == "$type" ]] && { echo "$i"; return 0; }
+	done
+}
+
+# gid_index DEV IP [TYPE]: print the index in port 1's GID table of DEV of
+# the GID for IP (192.0.2.1 or 2001:db8::1) of type TYPE ("RoCE v2", the
+# default, or "IB/RoCE v1"); fail if there is none.
+gid_index() {
+	_gid_find "$1" "$(_gid_of "$2")" "${3:-RoCE v2}" ||
+		fail "$1 has no ${3:-RoCE v2} GID for $2"
+}
+
+_port_active() {
+	local state
+
+	read -r state 2>/dev/null </sys/class/infiniband/"$1"/ports/1/state
+	[[ $state == *ACTIVE ]]
+}
+
+_has_gids() {
+	local dev=$1 ip
+
+	shift
+	for ip; do
+		_gid_find "$dev" "$(_gid_of "$ip")" >/dev/null || return 1
+	done
+}
+
+# Few execs: each costs ~50 ms in the VM.
+_topo_net_up() {
+	ip netns add a || fail "cannot add netns a (left over from an earlier test?)"
+	ip netns add b || fail "cannot add netns b"
+	ip link add veth_a netns a type veth peer name veth_b netns b ||
+		fail "cannot add the veth pair"
+	ip -n a -batch - <<-EOF || fail "cannot configure veth_a"
+		addr add 192.0.2.1/24 dev veth_a
+		addr add 2001:db8::1/64 dev veth_a nodad
+		link set lo up
+		link set veth_a up
+	EOF
+	ip -n b -batch - <<-EOF || fail "cannot configure veth_b"
+		addr add 192.0.2.2/24 dev veth_b
+		addr add 2001:db8::2/64 dev veth_b nodad
+		link set lo up
+		link set veth_b up
+	EOF
+}
+
+topo_up() {
+	local type=${1:-sroce}
+
+	case $type in
+	sroce) sroce_load ;;
+	rxe) modprobe rdma_rxe || fail "cannot load rdma_rxe" ;;
+	*) fail "topo_up: unknown link type '$type'" ;;
+	esac
+	_topo_net_up
+	na rdma link add "${type}_a" type "$type" netdev veth_a ||
+		fail "rdma link add ${type}_a failed"
+	nb rdma link add "${type}_b" type "$type" netdev veth_b ||
+		fail "rdma link add ${type}_b failed"
+	# The port state is what "rdma link show" prints.
+	wait_for 10 _port_active "${type}_a"
+	wait_for 10 _port_active "${type}_b"
+	wait_for 10 _has_gids "${type}_a" 192.0.2.1 2001:db8::1
+	wait_for 10 _has_gids "${type}_b" 192.0.2.2 2001:db8::2
+}
+
+_topo_devices() {
+	local d
+
+	for d in /sys/class/infiniband/*; do
+		case ${d##*/} in
+		sroce_[ab] | rxe_[ab]) echo "${d##*/}" ;;
+		esac
+	done
+}
+
+_topo_gone() {
+	[[ -z $(_topo_devices) && ! -e /run/netns/a && ! -e /run/netns/b ]]
+}
+
+# Tolerant of any half-built state, and usable as "trap topo_down EXIT".
+topo_down() {
+	local d ns
+
+	for d in $(_topo_devices); do
+		rdma link del "$d" 2>/dev/null || true
+	done
+	for ns in a b; do
+		[[ -e /run/netns/$ns ]] || continue
+		ip netns pids "$ns" | xargs -r kill -KILL 2>/dev/null || true
+		ip netns del "$ns" || true
+	done
+	wait_for 10 _topo_gone
+}
+
+# _klog_since NAME: print the kernel complaints (tests/kernel-complaints)
+# logged since the last call with the same NAME, or since boot, and move
+# NAME's cursor to now. The log is read from /dev/kmsg, whose sequence
+# numbers, unlike line counts, survive the ring buffer wrapping. Each
+# read() of /dev/kmsg returns one record; the non-blocking read that
+# finds no more ends dd.
+_klog_since() {
+	local cursor=$SROCE_STATE/klog-$1.seq
+
+	[[ -d $SROCE_STATE ]] || mkdir -p "$SROCE_STATE"
+	{ dd if=/dev/kmsg iflag=nonblock bs=64k status=none 2>/dev/null || true; } |
+		awk -v cursor="$cursor" -v patterns="$SROCE_TOP/tests/kernel-complaints" '
+		BEGIN {
+			last = -1
+			if ((getline line <cursor) > 0)
+				last = line + 0
+			while ((getline p <patterns) > 0)
+				if (p ~ /^!/)
+					ok[++m] = substr(p, 2)
+				else if (p !~ /^(#|$)/)
+					pat[++n] = p
+		}
+		/^[0-9]+,[0-9]+,/ {
+			i = index($0, ";")
+			split(substr($0, 1, i - 1), h, ",")
+			if (h[2] + 0 <= last)
+				next
+			seen = h[2]
+			msg = substr($0, i + 1)
+			for (k = 1; k <= m; k++)
+				if (msg ~ ok[k])
+					next
+			for (k = 1; k <= n; k++)
+				if (msg ~ pat[k]) {
+					print msg
+					break
+				}
+		}
+		END {
+			if (seen != "")
+				print seen >cursor
+		}'
+}
+
+# _klog_mark NAME: move NAME's cursor to now.
+_klog_mark() {
+	_klog_since "$1" >/dev/null
+}
+
+kernel_log_clean() {
+	local bad
+
+	bad=$(_klog_since user)
+	[[ -z $bad ]] && return 0
+	sed 's/^/kernel: /' <<<"$bad" >&2
+	return 1
+}
