@@ -25,7 +25,18 @@
  * it, followed by a full barrier and a last look at the producer index,
  * before it goes idle; the two barriers make sure that no post is missed.
  * Receive queues need the doorbell only when the QP is in the error state
- * (so that the new entries are flushed).
+ * (so that the new entries are flushed). A send queue starts, and starts
+ * again after a reset, with SROCE_QUEUE_NEED_WAKEUP set; a receive queue
+ * with it clear. The doorbell command must still carry a wqe_size of at
+ * least sizeof(struct ib_uverbs_send_wr) (or ib_uverbs_recv_wr): uverbs
+ * rejects smaller ones.
+ *
+ * The kernel advances a send queue's consumer index when a WQE has
+ * completed (with or without a completion entry), and a receive queue's
+ * when it takes a WQE. It copies each entry before checking it; an entry
+ * it cannot accept (bad opcode, too many SGEs, too much inline data)
+ * completes with an error status and moves the QP to the error state. The
+ * kernel applies the QP's sq_sig_all itself.
  *
  * Polling (CQ): read the producer index with acquire semantics, copy the
  * entry, then store the new consumer index with release semantics.
@@ -65,6 +76,15 @@ struct sroce_queue_hdr {
 /* The kernel is not working this queue: the producer must ring the doorbell. */
 #define SROCE_QUEUE_NEED_WAKEUP		(1U << 0)
 
+/*
+ * Send flags in struct sroce_send_wqe: the values of rdma-core's enum
+ * ibv_send_flags and of the kernel's enum ib_send_flags.
+ */
+#define SROCE_SEND_FENCE		(1U << 0)
+#define SROCE_SEND_SIGNALED		(1U << 1)
+#define SROCE_SEND_SOLICITED		(1U << 2)
+#define SROCE_SEND_INLINE		(1U << 3)
+
 /**
  * struct sroce_queue_info - where and how to map one queue
  * @mmap_offset: offset to pass to mmap() on the uverbs file
@@ -95,14 +115,15 @@ struct sroce_sge {
  * struct sroce_send_wqe - one send queue entry
  * @wr_id: returned in the completion
  * @opcode: an IB_UVERBS_WR_* value (the values of enum ibv_wr_opcode)
- * @send_flags: the values of enum ibv_send_flags (IB_SEND_* in the kernel)
+ * @send_flags: SROCE_SEND_* flags
  * @ex: immediate data (network byte order) or the rkey to invalidate
  * @num_sge: entries used in @sge (0 when the data is inline)
  * @inline_len: bytes of inline data stored in place of @sge
  * @wr: opcode-specific fields; for UD, @wr.ud.ah_num is the number the
  *      create_ah response gave
  * @sge: scatter/gather list, or inline data when IBV_SEND_INLINE
- *       (as many bytes as the entry holds past the header, at most
+ *       (SROCE_SEND_INLINE; as many bytes as the entry holds past the
+ *       header, at most
  *       max_inline_data)
  */
 struct sroce_send_wqe {
