@@ -37,6 +37,12 @@
 #include "qp.h"
 #include "req.h"
 
+/* Kernel and user WQEs share the send flags' values. */
+static_assert(SROCE_SEND_FENCE == IB_SEND_FENCE);
+static_assert(SROCE_SEND_SIGNALED == IB_SEND_SIGNALED);
+static_assert(SROCE_SEND_SOLICITED == IB_SEND_SOLICITED);
+static_assert(SROCE_SEND_INLINE == IB_SEND_INLINE);
+
 #define SROCE_REQ_WINDOW	256	/* unacknowledged packets, RC */
 #define SROCE_REQ_ACK_EVERY	32	/* AckReq at least this often */
 #define SROCE_REQ_BUDGET	64	/* packets per engine run */
