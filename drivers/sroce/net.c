@@ -185,20 +185,9 @@ static struct sroce_dev *local_target(struct net *net,
 	return ndev ? sroce_dev_find_rcu(ndev) : NULL;
 }
 
-/**
- * sroce_net_xmit() - send a packet built by sroce_net_alloc_skb()
- * @sdev: the sending device
- * @cache: the route cache of a connected QP, or NULL
- * @av: where the packet goes
- * @sport: UDP source port
- * @skb: the packet, BTH to ICRC filled but for the ICRC; consumed
- *
- * Context: bottom halves disabled (an RCU read-side section).
- * Return: 0, or a negative errno when the packet was dropped before
- * reaching the IP stack (no route, device leaving its namespace).
- */
-int sroce_net_xmit(struct sroce_dev *sdev, struct dst_cache *cache,
-		   const struct sroce_av *av, u16 sport, struct sk_buff *skb)
+/* sroce_net_xmit(), in an RCU read-side section. */
+static int xmit(struct sroce_dev *sdev, struct dst_cache *cache,
+		const struct sroce_av *av, u16 sport, struct sk_buff *skb)
 {
 	unsigned int len = skb->len;
 	struct sroce_dev *target;
@@ -259,5 +248,28 @@ int sroce_net_xmit(struct sroce_dev *sdev, struct dst_cache *cache,
 drop:
 	sroce_stats_add(&sdev->stats, SROCE_STAT_TX_DROPPED, 1);
 	kfree_skb(skb);
+	return err;
+}
+
+/**
+ * sroce_net_xmit() - send a packet built by sroce_net_alloc_skb()
+ * @sdev: the sending device
+ * @cache: the route cache of a connected QP, or NULL
+ * @av: where the packet goes
+ * @sport: UDP source port
+ * @skb: the packet, BTH to ICRC filled but for the ICRC; consumed
+ *
+ * Context: bottom halves disabled.
+ * Return: 0, or a negative errno when the packet was dropped before
+ * reaching the IP stack (no route, device leaving its namespace).
+ */
+int sroce_net_xmit(struct sroce_dev *sdev, struct dst_cache *cache,
+		   const struct sroce_av *av, u16 sport, struct sk_buff *skb)
+{
+	int err;
+
+	rcu_read_lock();
+	err = xmit(sdev, cache, av, sport, skb);
+	rcu_read_unlock();
 	return err;
 }
