@@ -122,19 +122,23 @@ bool sroce_comp_complete(struct sroce_qp *qp)
 		s = sroce_req_swqe(qp, qp->sq.cons);
 		if (s->state != SROCE_SWQE_DONE)
 			break;
-		if ((s->signaled || s->status != IB_WC_SUCCESS) &&
-		    post_send_cqe(qp, s->wr_id, s->opcode, s->status,
-				  s->length)) {
-			sroce_qp_fail(qp, IB_WC_GENERAL_ERR);
-			return false;
-		}
 		if (is_rd_atomic(s->opcode)) {
 			req->rd_atomic--;
 			freed = true;
 		}
 		if (req->cur == qp->sq.cons)
 			sroce_req_seek(qp, req->cur + 1, 0);
+		/*
+		 * Free the slot before the completion is seen: a consumer that
+		 * polls it may post again at once. The private copy remains.
+		 */
 		sroce_queue_pop(&qp->sq);
+		if ((s->signaled || s->status != IB_WC_SUCCESS) &&
+		    post_send_cqe(qp, s->wr_id, s->opcode, s->status,
+				  s->length)) {
+			sroce_qp_fail(qp, IB_WC_GENERAL_ERR);
+			return false;
+		}
 	}
 	if (READ_ONCE(qp->state) == IB_QPS_SQD)
 		sroce_qp_sq_drained(qp);
@@ -162,60 +166,101 @@ void sroce_comp_flush(struct sroce_qp *qp)
 	if (sroce_queue_count(&qp->sq, &count))
 		count = req->next - qp->sq.cons;
 	while (count--) {
+		enum ib_wc_status status = IB_WC_WR_FLUSH_ERR;
+		u64 wr_id;
+		u32 opcode;
+
 		if (qp->sq.cons != req->next) {
 			s = sroce_req_swqe(qp, qp->sq.cons);
-			if (post_send_cqe(qp, s->wr_id, s->opcode,
-					  s->state == SROCE_SWQE_DONE &&
-					  s->status != IB_WC_SUCCESS ?
-					  s->status : IB_WC_WR_FLUSH_ERR, 0))
-				return;
+			wr_id = s->wr_id;
+			opcode = s->opcode;
+			if (s->state == SROCE_SWQE_DONE &&
+			    s->status != IB_WC_SUCCESS)
+				status = s->status;
 		} else {
 			w = sroce_queue_slot(&qp->sq, qp->sq.cons);
-			if (post_send_cqe(qp, READ_ONCE(w->wr_id),
-					  READ_ONCE(w->opcode),
-					  IB_WC_WR_FLUSH_ERR, 0))
-				return;
+			wr_id = READ_ONCE(w->wr_id);
+			opcode = READ_ONCE(w->opcode);
 			req->next++;
 		}
-		sroce_queue_pop(&qp->sq);
+		sroce_queue_pop(&qp->sq);	/* before the completion, as above */
+		if (post_send_cqe(qp, wr_id, opcode, status, 0))
+			return;
 	}
 	req->cur = req->next;
 	req->rd_atomic = 0;
 }
 
-/* Every WQE wholly before @psn (SEND, WRITE) is acknowledged. */
+/* Where a READ or atomic goes on from: the first response not received. */
+static u32 resume_psn(struct sroce_qp *qp, const struct sroce_swqe *s)
+{
+	if (s->opcode != IB_UVERBS_WR_RDMA_READ)
+		return s->first_psn;
+	return sroce_psn_add(s->first_psn, s->read_off / qp->mtu);
+}
+
+/*
+ * Every packet before @psn arrived: SEND and WRITE WQEs wholly before it
+ * are done. A READ or atomic is done only by its response, so the first
+ * one still waiting caps what counts as acknowledged: the transport timer
+ * keeps running for it, and the retry budget is only restored by real
+ * progress (IBA 9.7.6.1.3).
+ */
 static void ack_upto(struct sroce_qp *qp, u32 psn)
 {
 	struct sroce_req *req = &qp->req;
 	struct sroce_swqe *s;
 	u32 i;
 
-	if (sroce_psn_diff(psn, req->unacked_psn) > 0) {
-		req->unacked_psn = psn;
-		req->retry_left = qp->attr.retry_cnt;
-		if (req->psn == psn)
-			del_timer(&req->retrans_timer);
-		else if (req->timeout)
-			mod_timer(&req->retrans_timer, jiffies + req->timeout);
-	}
 	for (i = qp->sq.cons; i != req->next; i++) {
 		s = sroce_req_swqe(qp, i);
 		if (s->state == SROCE_SWQE_DONE)
 			continue;
-		if (sroce_psn_diff(psn, s->last_psn) <= 0 ||
-		    is_rd_atomic(s->opcode) || s->state != SROCE_SWQE_SENT)
+		if (is_rd_atomic(s->opcode)) {
+			if (sroce_psn_diff(psn, resume_psn(qp, s)) > 0)
+				psn = resume_psn(qp, s);
+			break;
+		}
+		/* Covered, so sent, even if a resend was about to repeat it. */
+		if (sroce_psn_diff(psn, s->last_psn) <= 0)
 			break;
 		sroce_comp_wqe_done(qp, s, IB_WC_SUCCESS);
 	}
+	if (sroce_psn_diff(psn, req->unacked_psn) <= 0)
+		return;
+	/* Slow start: each packet acknowledged opens the window by one. */
+	req->cwnd = min_t(u32, req->cwnd +
+			  sroce_psn_diff(psn, req->unacked_psn), SROCE_REQ_WINDOW);
+	req->unacked_psn = psn;
+	req->retry_left = qp->attr.retry_cnt;
+	req->retrying = false;
+	req->backoff = 0;
+	if (req->next_psn == psn)
+		del_timer(&req->retrans_timer);
+	else if (req->timeout)
+		mod_timer(&req->retrans_timer, jiffies + req->timeout);
+	/* A resend need not repeat what is acknowledged meanwhile. */
+	if (sroce_psn_diff(psn, req->psn) > 0)
+		sroce_req_rewind(qp, psn);
 }
 
-/* Resend from @psn, if retries are left (IBA 9.7.6.1.3). */
-static void retry(struct sroce_qp *qp, u32 psn)
+/*
+ * Resend from @psn, if retries are left (IBA 9.7.6.1.3). Going back is
+ * go-back-N: everything from @psn on is sent again. So while a resend has
+ * made no progress yet, a sequence error or implied NAK at or after the
+ * PSN we went back to asks for nothing new (a duplicated NAK, responses
+ * reordered or already in flight, a second loss the resend covers): it
+ * neither resends again nor uses up a retry. A timeout always does.
+ */
+static void retry(struct sroce_qp *qp, u32 psn, bool timeout)
 {
 	struct sroce_req *req = &qp->req;
 	struct sroce_swqe *s;
 
 	if (qp->sq.cons == req->next)
+		return;
+	if (!timeout && req->retrying &&
+	    sroce_psn_diff(psn, req->retry_psn) >= 0)
 		return;
 	if (!req->retry_left) {
 		s = sroce_req_swqe(qp, qp->sq.cons);
@@ -223,6 +268,14 @@ static void retry(struct sroce_qp *qp, u32 psn)
 		return;
 	}
 	req->retry_left--;
+	req->retrying = true;
+	req->retry_psn = psn;
+	if (timeout) {
+		req->cwnd = SROCE_REQ_MIN_WINDOW;
+		req->backoff = min_t(u8, req->backoff + 1, 7);
+	} else {
+		req->cwnd = max_t(u32, req->cwnd / 2, SROCE_REQ_MIN_WINDOW);
+	}
 	sroce_stats_add(&to_sdev(qp->ibqp.device)->stats,
 			SROCE_STAT_RETRANSMITS, 1);
 	sroce_req_rewind(qp, psn);
@@ -292,8 +345,12 @@ static void handle_ack(struct sroce_qp *qp, struct sk_buff *skb)
 	u32 psn = sroce_pkt(skb)->psn, i;
 	struct sroce_swqe *s;
 
-	/* A response for a PSN not sent yet is a ghost (IBA 9.7.5.2.2). */
-	if (sroce_psn_diff(psn, req->psn) >= 0)
+	/*
+	 * A response for a PSN never sent is a ghost (IBA 9.7.5.2.2). Compare
+	 * with the highest PSN sent, not with the send position, which goes
+	 * back on a resend while earlier packets are still being answered.
+	 */
+	if (sroce_psn_diff(psn, req->next_psn) >= 0)
 		return;
 
 	switch (syn & SROCE_AETH_TYPE_MASK) {
@@ -302,8 +359,8 @@ static void handle_ack(struct sroce_qp *qp, struct sk_buff *skb)
 		s = oldest(qp, &i);
 		/* An ACK past a READ or atomic still waiting: implied NAK. */
 		if (s && is_rd_atomic(s->opcode) &&
-		    sroce_psn_diff(psn, s->first_psn) >= 0)
-			retry(qp, s->first_psn);
+		    sroce_psn_diff(psn, resume_psn(qp, s)) >= 0)
+			retry(qp, resume_psn(qp, s), false);
 		return;
 	case SROCE_AETH_RNR_NAK:
 		ack_upto(qp, psn);
@@ -314,7 +371,7 @@ static void handle_ack(struct sroce_qp *qp, struct sk_buff *skb)
 		if ((syn & SROCE_AETH_VALUE_MASK) == SROCE_NAK_PSN_SEQ_ERR) {
 			sroce_stats_add(&to_sdev(qp->ibqp.device)->stats,
 					SROCE_STAT_SEQ_NAKS_RCVD, 1);
-			retry(qp, psn);
+			retry(qp, psn, false);
 			return;
 		}
 		s = oldest(qp, &i);
@@ -327,17 +384,35 @@ static void handle_ack(struct sroce_qp *qp, struct sk_buff *skb)
 	}
 }
 
-/* The READ WQE a response belongs to, and the PSN it waits for. */
-static struct sroce_swqe *read_wqe(struct sroce_qp *qp, u32 *expect)
+/*
+ * The outstanding WQE whose PSNs hold @psn, once every packet before it is
+ * known to have arrived: a READ response or an atomic ACK acknowledges
+ * all earlier requests (IBA 9.7.5.2.1). If an earlier READ or atomic still
+ * waits for its response, that response was lost (an implied NAK): it is
+ * asked for again and NULL returned.
+ */
+static struct sroce_swqe *responded_wqe(struct sroce_qp *qp, u32 psn)
 {
-	struct sroce_swqe *s;
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe *s = NULL, *first;
 	u32 i;
 
-	s = oldest(qp, &i);
-	if (!s || s->opcode != IB_UVERBS_WR_RDMA_READ ||
-	    s->state == SROCE_SWQE_SENDING)
+	for (i = qp->sq.cons; i != req->next; i++) {
+		s = sroce_req_swqe(qp, i);
+		if (s->state != SROCE_SWQE_DONE &&
+		    sroce_psn_diff(psn, s->first_psn) >= 0 &&
+		    sroce_psn_diff(psn, s->last_psn) <= 0)
+			break;
+	}
+	if (i == req->next || s->state == SROCE_SWQE_SENDING)
 		return NULL;
-	*expect = sroce_psn_add(s->first_psn, s->read_off / qp->mtu);
+	ack_upto(qp, s->first_psn);
+	first = oldest(qp, &i);
+	if (first != s) {
+		if (first)
+			retry(qp, resume_psn(qp, first), false);
+		return NULL;
+	}
 	return s;
 }
 
@@ -350,17 +425,16 @@ static void handle_read_resp(struct sroce_qp *qp, struct sk_buff *skb)
 	u32 expect, left;
 	int err;
 
-	s = read_wqe(qp, &expect);
-	if (!s)
+	s = responded_wqe(qp, pkt->psn);
+	if (!s || s->opcode != IB_UVERBS_WR_RDMA_READ)
 		return;
+	expect = resume_psn(qp, s);
 	if (sroce_psn_diff(pkt->psn, expect) < 0)
 		return;	/* duplicate */
 	if (pkt->psn != expect) {
-		retry(qp, expect);	/* responses were lost */
+		retry(qp, expect, false);	/* responses were lost */
 		return;
 	}
-	/* Everything before this READ is acknowledged by this response. */
-	ack_upto(qp, s->first_psn);
 
 	left = s->length - s->read_off;
 	if ((pkt->flags & SROCE_OP_LAST) ? pkt->paylen != left :
@@ -378,9 +452,10 @@ static void handle_read_resp(struct sroce_qp *qp, struct sk_buff *skb)
 		return;
 	}
 	s->read_off += pkt->paylen;
-	ack_upto(qp, sroce_psn_add(pkt->psn, 1));
+	/* Done before acknowledged: a READ still waiting caps ack_upto(). */
 	if (pkt->flags & SROCE_OP_LAST)
 		sroce_comp_wqe_done(qp, s, IB_WC_SUCCESS);
+	ack_upto(qp, sroce_psn_add(pkt->psn, 1));
 }
 
 /* An atomic acknowledge (IBA 9.7.5.2.6). */
@@ -388,39 +463,36 @@ static void handle_atomic_ack(struct sroce_qp *qp, struct sk_buff *skb)
 {
 	const struct sroce_opcode_info *op = sroce_pkt_op(skb);
 	struct sroce_atmack *ack = sroce_pkt_hdr(skb, op->atmack);
-	u32 psn = sroce_pkt(skb)->psn, i;
+	u32 psn = sroce_pkt(skb)->psn;
 	struct sroce_swqe *s;
 	struct sroce_sgl sgl;
 	u64 orig;
-	int err;
 
-	s = oldest(qp, &i);
+	s = responded_wqe(qp, psn);
 	if (!s || !is_rd_atomic(s->opcode) ||
-	    s->opcode == IB_UVERBS_WR_RDMA_READ || s->first_psn != psn)
+	    s->opcode == IB_UVERBS_WR_RDMA_READ)
 		return;
-	ack_upto(qp, psn);
 	/* The original value lands in host byte order (IBA 9.4.5). */
 	orig = be64_to_cpu(ack->orig);
 	sroce_sgl_init(&sgl, s->sge, s->num_sge);
-	err = sroce_sgl_copy_in_buf(to_sdev(qp->ibqp.device), qp->ibqp.pd,
-				    &sgl, &orig, sizeof(orig));
-	if (err) {
+	if (sroce_sgl_copy_in_buf(to_sdev(qp->ibqp.device), qp->ibqp.pd,
+				  &sgl, &orig, sizeof(orig))) {
 		sroce_comp_wqe_done(qp, s, IB_WC_LOC_PROT_ERR);
 		return;
 	}
-	ack_upto(qp, sroce_psn_add(psn, 1));
 	sroce_comp_wqe_done(qp, s, IB_WC_SUCCESS);
+	ack_upto(qp, sroce_psn_add(psn, 1));
 }
 
 static void handle_timeout(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
 
-	if (req->rnr_wait || req->psn == req->unacked_psn)
+	if (req->rnr_wait || req->next_psn == req->unacked_psn)
 		return;
 	sroce_stats_add(&to_sdev(qp->ibqp.device)->stats,
 			SROCE_STAT_TIMEOUTS, 1);
-	retry(qp, req->unacked_psn);
+	retry(qp, req->unacked_psn, true);
 }
 
 /**

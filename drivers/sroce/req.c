@@ -15,14 +15,21 @@
  *   (IBA 9.7.4.1.4).
  * - Atomics: one packet, one PSN.
  *
- * On RC, at most SROCE_REQ_WINDOW packets are unacknowledged at a time, the
- * last packet of every message and every SROCE_REQ_ACK_EVERY-th packet ask
- * for an acknowledgment, and a READ or atomic starts only while fewer than
- * max_rd_atomic are outstanding (and, when fenced, none, IBA 10.8.3.3). The
- * transport timer (local ACK timeout, IBA 9.7.6.1.3) restarts on every
- * acknowledged progress; when it fires the requester resends from the
- * oldest unacknowledged PSN, up to retry_cnt times. On UC and UD a WQE is
- * finished when its last packet is sent.
+ * On RC, the last packet of every message and every SROCE_REQ_ACK_EVERY-th
+ * packet ask for an acknowledgment, and a READ or atomic starts only while
+ * fewer than max_rd_atomic are outstanding (and, when fenced, none, IBA
+ * 10.8.3.3). The transport timer (local ACK timeout, IBA 9.7.6.1.3)
+ * restarts on every acknowledged progress; when it fires the requester
+ * resends from the oldest unacknowledged PSN, up to retry_cnt times.
+ *
+ * Congestion: a timeout resends everything outstanding, READ responses
+ * included, so without restraint one loss on a busy link can bring a storm
+ * of resends that itself causes the next timeout. The requester therefore
+ * keeps a congestion window of unacknowledged packets: SROCE_REQ_WINDOW
+ * normally, SROCE_REQ_MIN_WINDOW after a timeout, halved after a NAK, and
+ * grown again by every packet acknowledged (slow start). Consecutive
+ * timeouts double the wait (the local ACK timeout is a minimum). On UC
+ * and UD a WQE is finished when its last packet is sent.
  */
 #include <linux/jiffies.h>
 #include <rdma/ib_mad.h>
@@ -43,7 +50,6 @@ static_assert(SROCE_SEND_SIGNALED == IB_SEND_SIGNALED);
 static_assert(SROCE_SEND_SOLICITED == IB_SEND_SOLICITED);
 static_assert(SROCE_SEND_INLINE == IB_SEND_INLINE);
 
-#define SROCE_REQ_WINDOW	256	/* unacknowledged packets, RC */
 #define SROCE_REQ_ACK_EVERY	32	/* AckReq at least this often */
 #define SROCE_REQ_BUDGET	64	/* packets per engine run */
 
@@ -305,7 +311,9 @@ static enum ib_wc_status send_packet(struct sroce_qp *qp, struct sroce_swqe *s)
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	struct sroce_req *req = &qp->req;
 	const struct sroce_av *av = packet_av(qp, s);
-	u32 paylen, pad, psn = req->psn;
+	/* Packets are MTU-sized up to the last: the offset gives the PSN. */
+	u32 paylen, pad, psn = sroce_psn_add(s->first_psn,
+					      req->offset / qp->mtu);
 	const struct sroce_opcode_info *op;
 	bool last, single, ackreq;
 	struct sk_buff *skb;
@@ -388,8 +396,12 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 			continue;
 		break;
 	}
-	if (i == req->next)
+	if (i == req->next) {
+		/* Nothing left to resend: go on with new WQEs. */
+		req->psn = req->next_psn;
+		sroce_req_seek(qp, req->next, 0);
 		return;
+	}
 	s = sroce_req_swqe(qp, i);
 	if (s->opcode == IB_UVERBS_WR_RDMA_READ) {
 		psn = sroce_psn_add(s->first_psn, s->read_off / qp->mtu);
@@ -443,8 +455,9 @@ static bool start_next(struct sroce_qp *qp)
 
 	s = sroce_req_swqe(qp, req->next);
 	status = fetch_wqe(qp, req->next, s);
-	s->first_psn = req->psn;
-	s->last_psn = sroce_psn_add(req->psn, wqe_npkts(qp, s) - 1);
+	s->first_psn = req->next_psn;
+	s->last_psn = sroce_psn_add(s->first_psn, wqe_npkts(qp, s) - 1);
+	req->next_psn = sroce_psn_add(s->last_psn, 1);
 	sroce_req_seek(qp, req->next, 0);
 	req->next++;
 	if (is_rd_atomic(s->opcode))
@@ -463,16 +476,17 @@ static bool window_open(struct sroce_qp *qp)
 	if (qp->ibqp.qp_type != IB_QPT_RC)
 		return true;
 	return !req->rnr_wait &&
-	       sroce_psn_diff(req->psn, req->unacked_psn) < SROCE_REQ_WINDOW;
+	       sroce_psn_diff(req->psn, req->unacked_psn) < req->cwnd;
 }
 
 static void arm_timer(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
 
-	if (req->timeout && req->psn != req->unacked_psn &&
+	if (req->timeout && req->next_psn != req->unacked_psn &&
 	    !timer_pending(&req->retrans_timer))
-		mod_timer(&req->retrans_timer, jiffies + req->timeout);
+		mod_timer(&req->retrans_timer,
+			  jiffies + (req->timeout << req->backoff));
 }
 
 /*
@@ -524,7 +538,8 @@ static bool update_wakeup(struct sroce_qp *qp)
 		return false;
 	/* Only RC waits for acknowledgments; UC and UD are done when sent. */
 	if (req->cur != req->next ||
-	    (qp->ibqp.qp_type == IB_QPT_RC && req->psn != req->unacked_psn)) {
+	    (qp->ibqp.qp_type == IB_QPT_RC &&
+	     req->next_psn != req->unacked_psn)) {
 		WRITE_ONCE(qp->sq.hdr->flags, 0);
 		return false;
 	}
@@ -647,6 +662,7 @@ void sroce_req_reset(struct sroce_qp *qp)
 	req->next = qp->sq.cons;
 	req->cur = qp->sq.cons;
 	req->psn = 0;
+	req->next_psn = 0;
 	req->offset = 0;
 	req->unacked_psn = 0;
 	req->rd_atomic = 0;
@@ -676,8 +692,11 @@ void sroce_req_start(struct sroce_qp *qp)
 
 	lockdep_assert_held(&qp->mutex);
 	req->psn = qp->attr.sq_psn;
+	req->next_psn = req->psn;
 	req->unacked_psn = req->psn;
 	req->retry_left = qp->attr.retry_cnt;
 	req->rnr_left = qp->attr.rnr_retry;
 	req->timeout = timeout_jiffies(qp->attr.timeout);
+	req->backoff = 0;
+	req->cwnd = SROCE_REQ_WINDOW;
 }

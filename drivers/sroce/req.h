@@ -12,6 +12,9 @@
 
 struct sroce_qp;
 
+#define SROCE_REQ_WINDOW	256	/* unacknowledged packets at most, RC */
+#define SROCE_REQ_MIN_WINDOW	8	/* ... after a loss */
+
 /**
  * enum sroce_swqe_state - where a send WQE is
  * @SROCE_SWQE_SENDING: packets remain to be sent
@@ -80,18 +83,25 @@ struct sroce_swqe {
  * @next: SQ index of the next WQE to fetch
  * @cur: SQ index of the WQE being sent, from the oldest outstanding one
  *       (qp->sq.cons) to @next
- * @psn: PSN of the next packet to send
+ * @psn: PSN of the next packet to send; goes back on a resend
+ * @next_psn: PSN the next WQE fetched gets: one past the highest PSN sent
  * @offset: bytes of the WQE at @cur already sent
  * @sgl: position in that WQE's scatter/gather list
  * @unacked_psn: oldest PSN not yet acknowledged (RC)
  * @rd_atomic: READ and atomic WQEs outstanding
  * @retry_left: transport retries left (IBA 9.7.6.1.3)
+ * @retrying: went back to @retry_psn and has made no progress since
+ * @retry_psn: the PSN of the last resend
  * @rnr_left: RNR retries left; 7 means without limit
  * @timed_out: the transport timer fired
  * @rnr_wait: waiting for the RNR timer before resending
  * @retrans_timer: transport timer (local ACK timeout)
  * @rnr_timer: RNR NAK timer
  * @timeout: transport timeout in jiffies; 0 is infinite
+ * @backoff: consecutive timeouts without progress; the timer waits
+ *	   @timeout << @backoff
+ * @cwnd: packets that may be unacknowledged now (RC), at most
+ *	  SROCE_REQ_WINDOW
  *
  * Everything but the timers and @resp_pkts belongs to @task: only the
  * running engine touches it (see task.c).
@@ -104,17 +114,22 @@ struct sroce_req {
 	u32 next;
 	u32 cur;
 	u32 psn;
+	u32 next_psn;
 	u32 offset;
 	struct sroce_sgl sgl;
 	u32 unacked_psn;
 	u32 rd_atomic;
 	u8 retry_left;
+	bool retrying;
+	u32 retry_psn;
 	u8 rnr_left;
 	bool timed_out;
 	bool rnr_wait;
 	struct timer_list retrans_timer;
 	struct timer_list rnr_timer;
 	unsigned long timeout;
+	u8 backoff;
+	u32 cwnd;
 };
 
 int sroce_req_init(struct sroce_qp *qp);

@@ -397,6 +397,7 @@ static enum resp_result do_atomic(struct sroce_qp *qp, struct sk_buff *skb)
 	res->orig = orig;
 	resp->msn = sroce_psn_add(resp->msn, 1);
 	resp->epsn = sroce_psn_add(pkt->psn, 1);
+	resp->done_psn = pkt->psn;
 	send_atomic_ack(qp, pkt->psn, orig);
 	return RESP_OK;
 }
@@ -432,6 +433,7 @@ static void advance(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 	struct sroce_resp *resp = &qp->resp;
 
 	resp->epsn = sroce_psn_add(pkt->psn, 1);
+	resp->done_psn = pkt->psn;
 	if (pkt->flags & SROCE_OP_LAST) {
 		resp->in_msg = 0;
 		resp->msn = sroce_psn_add(resp->msn, 1);
@@ -489,9 +491,14 @@ static void duplicate(struct sroce_qp *qp, struct sk_buff *skb)
 	u32 len;
 
 	sroce_stats_add(&qp_dev(qp)->stats, SROCE_STAT_DUP_REQUESTS, 1);
+	/*
+	 * Acknowledge again what was last executed (IBA 9.7.5.1.3), not the
+	 * PSN before the expected one: that may be a READ response's, which
+	 * would tell the requester its READ response was lost.
+	 */
 	if (pkt->flags & (SROCE_OP_SEND | SROCE_OP_WRITE)) {
 		resp->ack_pending = true;
-		resp->ack_psn = sroce_psn_add(resp->epsn, SROCE_PSN_MASK);
+		resp->ack_psn = resp->done_psn;
 		return;
 	}
 	res = find_res(qp, pkt->psn);
@@ -873,6 +880,7 @@ int sroce_resp_start(struct sroce_qp *qp)
 	}
 	sroce_resp_reset(qp);
 	resp->epsn = qp->attr.rq_psn;
+	resp->done_psn = sroce_psn_add(resp->epsn, SROCE_PSN_MASK);
 	resp->msn = 0;
 	return 0;
 }

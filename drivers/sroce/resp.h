@@ -82,6 +82,8 @@ struct sroce_read {
  * @resid: WRITE in progress: bytes still expected
  * @write_len: WRITE in progress: its length
  * @ack_psn: PSN to acknowledge, when @ack_pending
+ * @done_psn: PSN of the last SEND, WRITE or atomic packet executed, which
+ *	      a duplicate's acknowledgment carries
  * @ack_pending: an acknowledgment is due
  * @res: responder resources, a ring of @res_num entries
  * @res_num: entries of @res (max_dest_rd_atomic, at least 1)
@@ -107,6 +109,7 @@ struct sroce_resp {
 	u32 resid;
 	u32 write_len;
 	u32 ack_psn;
+	u32 done_psn;
 	bool ack_pending;
 	struct sroce_rd_res *res;
 	u32 res_num;
