@@ -126,7 +126,7 @@ sroce_load() {
 # Unload module $1 if it is loaded; succeed once it is gone.
 _module_gone() {
 	_module_loaded "$1" || return 0
-	rmmod "$1" 2>/dev/null
+	timeout 30 rmmod "$1" 2>/dev/null
 	! _module_loaded "$1"
 }
 

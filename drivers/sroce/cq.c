@@ -75,7 +75,7 @@ static int cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		if (err)
 			goto err_queue;
 	}
-	ibcq->cqe = cq->queue.num_entries;
+	ibcq->cqe = min_t(u32, cq->queue.num_entries, SROCE_MAX_CQE);
 	return 0;
 
 err_queue:
@@ -171,7 +171,7 @@ int sroce_cq_resize(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	if (!err) {
 		old = cq->queue;
 		cq->queue = q;
-		ibcq->cqe = q.num_entries;
+		ibcq->cqe = min_t(u32, q.num_entries, SROCE_MAX_CQE);
 	}
 	spin_unlock_irq(&cq->lock);
 	if (err)

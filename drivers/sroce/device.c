@@ -368,6 +368,7 @@ static int sroce_dev_init(struct sroce_dev *sdev, struct net_device *ndev)
 {
 	struct ib_device *ibdev = &sdev->ibdev;
 
+	ib_set_device_ops(ibdev, &sroce_dev_ops);
 	sdev->ndev = ndev;
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
 	sdev->net = dev_net(ndev);
@@ -392,7 +393,6 @@ static int sroce_dev_init(struct sroce_dev *sdev, struct net_device *ndev)
 				  BIT_ULL(IB_USER_VERBS_CMD_POST_SRQ_RECV);
 	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid, ndev->dev_addr);
 	init_attr(sdev);
-	ib_set_device_ops(ibdev, &sroce_dev_ops);
 
 	sdev->port_state = IB_PORT_DOWN;
 	sroce_dev_mtu_update(sdev);
@@ -446,13 +446,6 @@ static int attach_socket(struct sroce_dev *sdev)
 	return err;
 }
 
-static void detach_socket(struct sroce_dev *sdev)
-{
-	mutex_lock(&sroce_devices_lock);
-	sroce_socket_detach(sdev);
-	mutex_unlock(&sroce_devices_lock);
-}
-
 /**
  * sroce_dev_add() - rdma_link_ops.newlink: create and register a device
  * @name: ib device name, starting with "sroce" (may hold a %d pattern)
@@ -479,21 +472,26 @@ int sroce_dev_add(const char *name, struct net_device *ndev)
 	sdev = ib_alloc_device(sroce_dev, ibdev);
 	if (!sdev)
 		return -ENOMEM;
+	/*
+	 * Once the ops are set (first thing in sroce_dev_init()), every undo is
+	 * sroce_dev_dealloc()'s: ib_dealloc_device() calls it before
+	 * registration and ib_unregister_device() after. It copes with a
+	 * device built only in part.
+	 */
 	err = sroce_dev_init(sdev, ndev);
 	if (err)
-		goto err_uninit;
+		goto err_dealloc;
 	err = attach_socket(sdev);
 	if (err == -EEXIST)
 		netdev_err(ndev, "sroce: a device is already bound to it\n");
 	if (err)
-		goto err_uninit;
+		goto err_dealloc;
 	err = ib_register_device(&sdev->ibdev, name, NULL);
 	if (err) {
 		netdev_err(ndev, "sroce: registering %s failed: %d\n", name, err);
-		goto err_detach;
+		goto err_dealloc;
 	}
 
-	/* From here on, teardown is sroce_dev_dealloc()'s job. */
 	err = sroce_dev_publish(sdev);
 	if (err) {
 		netdev_err(ndev, "sroce: device lost a race: %d\n", err);
@@ -501,10 +499,7 @@ int sroce_dev_add(const char *name, struct net_device *ndev)
 	}
 	return err;
 
-err_detach:
-	detach_socket(sdev);
-err_uninit:
-	sroce_dev_uninit(sdev);
+err_dealloc:
 	ib_dealloc_device(&sdev->ibdev);
 	return err;
 }

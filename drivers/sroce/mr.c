@@ -8,8 +8,8 @@
  *
  * Access rights follow IBA 10.6.3.1: remote write and remote atomic
  * require local write. On-demand paging and the FLUSH rights are not
- * supported (-EOPNOTSUPP); optional flags (relaxed ordering) are accepted
- * and ignored, as the RDMA core intends.
+ * supported (-EOPNOTSUPP); optional flags (relaxed ordering) and the
+ * huge-page hint are accepted and ignored, as the RDMA core intends.
  */
 #include <linux/random.h>
 #include <linux/slab.h>
@@ -21,7 +21,8 @@
 
 #define MR_ACCESS_FLAGS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			 IB_ACCESS_MW_BIND | IB_ACCESS_OPTIONAL)
+			 IB_ACCESS_MW_BIND | IB_ACCESS_HUGETLB | \
+			 IB_ACCESS_OPTIONAL)
 
 static int check_access(int access)
 {

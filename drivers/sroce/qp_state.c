@@ -18,7 +18,8 @@
  * (IBA 11.6.3.1), once nothing is in flight.
  *
  * Alternate paths and automatic path migration (IBA 17.2.8) are not
- * supported: requests for them fail with -EOPNOTSUPP.
+ * supported: requests for them fail with -EOPNOTSUPP (the RDMA core
+ * already refuses alternate paths on RoCE ports with -EINVAL).
  */
 #include "device.h"
 #include "params.h"

@@ -627,10 +627,12 @@ static void recv_ud(struct sroce_qp *qp, struct sk_buff *skb)
 
 	if (be32_to_cpu(deth->qkey) != qkey) {
 		sroce_stats_add(&sdev->stats, SROCE_STAT_RX_DROP_QKEY, 1);
+		sroce_stats_add(&sdev->stats, SROCE_STAT_RX_DROPPED, 1);
 		return;
 	}
 	if (pkt->paylen > qp->mtu || need_rwqe(qp) != RESP_OK) {
 		sroce_stats_add(&sdev->stats, SROCE_STAT_RX_DROP_NO_RWQE, 1);
+		sroce_stats_add(&sdev->stats, SROCE_STAT_RX_DROPPED, 1);
 		return;
 	}
 	fill_grh(skb, &grh);

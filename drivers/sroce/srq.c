@@ -22,8 +22,9 @@ static int check_init(const struct ib_srq_init_attr *init)
 
 	if (init->srq_type != IB_SRQT_BASIC)
 		return -EOPNOTSUPP;
+	/* srq_limit means nothing at creation (IBA 11.2.3.1): not armed. */
 	if (!a->max_wr || a->max_wr > SROCE_MAX_SRQ_WR ||
-	    a->max_sge > SROCE_MAX_SRQ_SGE || a->srq_limit > a->max_wr)
+	    a->max_sge > SROCE_MAX_SRQ_SGE)
 		return -EINVAL;
 	return 0;
 }
