@@ -60,6 +60,8 @@ static enum ib_wc_opcode send_wc_opcode(u32 wr_opcode)
 		return IB_WC_LOCAL_INV;
 	case IB_UVERBS_WR_BIND_MW:
 		return IB_WC_BIND_MW;
+	case IB_WR_REG_MR:
+		return IB_WC_REG_MR;
 	default:
 		return IB_WC_SEND;
 	}

@@ -97,7 +97,10 @@ static void init_attr(struct sroce_dev *sdev)
 	a->max_qp_wr = SROCE_MAX_QP_WR;
 	a->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
 			      IB_DEVICE_SYS_IMAGE_GUID |
-			      IB_DEVICE_RC_RNR_NAK_GEN;
+			      IB_DEVICE_RC_RNR_NAK_GEN |
+			      IB_DEVICE_MEM_WINDOW |
+			      IB_DEVICE_MEM_WINDOW_TYPE_2B |
+			      IB_DEVICE_MEM_MGT_EXTENSIONS;
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	a->max_send_sge = SROCE_MAX_SEND_SGE;
 	a->max_recv_sge = SROCE_MAX_RECV_SGE;

@@ -11,9 +11,10 @@
  * outside an MR is never touched, whatever a peer or a process asks.
  *
  * User MRs are reached page by page through the pinned pages of their
- * umem; the DMA MR of a kernel PD is kernel virtual memory (sroce uses
- * the RDMA core's virtual DMA mapping, so a "DMA address" is a kernel
- * address).
+ * umem; the DMA MR of a kernel PD is kernel virtual memory, and so are the
+ * pages of a fast-registration MR (sroce uses the RDMA core's virtual DMA
+ * mapping, so a "DMA address" is a kernel address). A remote key may also
+ * name a memory window (mw.c), which maps part of an MR.
  */
 #include <linux/highmem.h>
 #include <linux/overflow.h>
@@ -21,6 +22,7 @@
 #include "device.h"
 #include "mem.h"
 #include "mr.h"
+#include "mw.h"
 
 /**
  * sroce_mr_get() - the MR a key names, referenced
@@ -57,29 +59,90 @@ void sroce_mr_put(struct sroce_mr *mr)
 }
 
 /**
- * sroce_mem_invalidate() - remote invalidation (IBA 9.4.4, SEND with
- * Invalidate)
+ * sroce_mem_get_remote() - check a remote access and find its memory
  * @sdev: the device
- * @pd: the PD of the QP that received the request
+ * @pd: the PD of the QP the request arrived on
+ * @qpn: that QP
+ * @rkey: the key the request carries: an MR's or a window's
+ * @va: the address the request carries
+ * @len: bytes, at least 1
+ * @access: the IB_ACCESS_REMOTE_* right needed
+ * @iova: set to the address to access in the returned MR
+ *
+ * Context: any.
+ * Return: the MR, referenced, or NULL when the access is refused (IBA
+ * 9.4.1.1: unknown key, wrong PD or QP, missing right, out of range).
+ */
+struct sroce_mr *sroce_mem_get_remote(struct sroce_dev *sdev,
+				      struct ib_pd *pd, u32 qpn, u32 rkey,
+				      u64 va, u64 len, int access, u64 *iova)
+{
+	struct sroce_mr *mr = NULL;
+	void *entry;
+
+	xa_lock_bh(&sdev->keys);
+	entry = xa_load(&sdev->keys, rkey >> 8);
+	if (!entry)
+		goto out;
+	if (xa_pointer_tag(entry) == SROCE_KEY_MW) {
+		mr = sroce_mw_access(xa_untag_pointer(entry), rkey, pd, qpn, va,
+				     len, access, iova);
+		/* The window checked the rest; the MR must still map it. */
+		if (mr && sroce_mr_check(mr, mr->ibmr.pd, *iova, len, 0)) {
+			sroce_mr_put(mr);
+			mr = NULL;
+		}
+		goto out;
+	}
+	mr = xa_untag_pointer(entry);
+	if (mr->ibmr.rkey != rkey || !refcount_inc_not_zero(&mr->ref)) {
+		mr = NULL;
+		goto out;
+	}
+	if (sroce_mr_check(mr, pd, va, len, access)) {
+		sroce_mr_put(mr);
+		mr = NULL;
+	}
+	*iova = va;
+out:
+	xa_unlock_bh(&sdev->keys);
+	return mr;
+}
+
+/**
+ * sroce_mem_invalidate() - LOCAL_INV, or a received SEND with Invalidate
+ * @sdev: the device
+ * @pd: the PD of the QP asking
+ * @qpn: that QP
  * @rkey: the key to invalidate
  *
- * Only a fast-registration MR of the same PD can be invalidated remotely
- * (IBA 10.6.5, o10-37.2.26 for windows); others are a protection error.
+ * A fast-registration MR of the same PD, or a type 2 window bound through
+ * this QP, can be invalidated (IBA 10.6.5, 10.6.7.2.5); nothing else.
  *
+ * Context: any.
  * Return: 0, or -EINVAL when the key cannot be invalidated.
  */
-int sroce_mem_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 rkey)
+int sroce_mem_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 qpn,
+			 u32 rkey)
 {
-	struct sroce_mr *mr = sroce_mr_get(sdev, rkey);
+	struct sroce_mr *mr;
 	int err = -EINVAL;
+	void *entry;
 
-	if (!mr)
-		return err;
-	if (mr->type == SROCE_MR_FAST && mr->ibmr.pd == pd) {
-		WRITE_ONCE(mr->valid, false);
-		err = 0;
+	xa_lock_bh(&sdev->keys);
+	entry = xa_load(&sdev->keys, rkey >> 8);
+	if (entry && xa_pointer_tag(entry) == SROCE_KEY_MW) {
+		err = sroce_mw_invalidate(xa_untag_pointer(entry), rkey, pd,
+					  qpn);
+	} else if (entry) {
+		mr = xa_untag_pointer(entry);
+		if (mr->ibmr.rkey == rkey && mr->type == SROCE_MR_FAST &&
+		    mr->ibmr.pd == pd) {
+			WRITE_ONCE(mr->valid, false);
+			err = 0;
+		}
 	}
-	sroce_mr_put(mr);
+	xa_unlock_bh(&sdev->keys);
 	return err;
 }
 
@@ -103,7 +166,7 @@ int sroce_mr_check(struct sroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
 		return -EACCES;
 	if (mr->type == SROCE_MR_DMA)
 		return 0;
-	if (mr->type != SROCE_MR_USER)
+	if (mr->type == SROCE_MR_FAST && !READ_ONCE(mr->valid))
 		return -EACCES;
 	if (check_add_overflow(iova, len, &end) || iova < mr->ibmr.iova ||
 	    end > mr->ibmr.iova + mr->ibmr.length)
@@ -123,6 +186,14 @@ static void *map_chunk(struct sroce_mr *mr, u64 iova, u32 len, u32 *chunk)
 		*chunk = len;
 		return (void *)(uintptr_t)iova;
 	}
+	if (mr->type == SROCE_MR_FAST) {
+		/* Pages of page_size from the page holding ibmr.iova on. */
+		u64 ps = mr->ibmr.page_size;
+
+		off = iova - (mr->ibmr.iova & ~(ps - 1));
+		*chunk = min_t(u64, len, ps - (off & (ps - 1)));
+		return (void *)(uintptr_t)(mr->pages[off / ps] + (off & (ps - 1)));
+	}
 	off = iova - mr->ibmr.iova + (mr->umem->address & ~PAGE_MASK);
 	*chunk = min_t(u64, len, PAGE_SIZE - (off & ~PAGE_MASK));
 	return kmap_local_page(mr->upages[off >> PAGE_SHIFT]) +
@@ -131,7 +202,7 @@ static void *map_chunk(struct sroce_mr *mr, u64 iova, u32 len, u32 *chunk)
 
 static void unmap_chunk(struct sroce_mr *mr, void *addr)
 {
-	if (mr->type != SROCE_MR_DMA)
+	if (mr->type == SROCE_MR_USER)
 		kunmap_local(addr);
 }
 

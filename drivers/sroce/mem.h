@@ -34,7 +34,11 @@ static inline void sroce_sgl_init(struct sroce_sgl *sgl,
 
 struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key);
 void sroce_mr_put(struct sroce_mr *mr);
-int sroce_mem_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 rkey);
+struct sroce_mr *sroce_mem_get_remote(struct sroce_dev *sdev,
+				      struct ib_pd *pd, u32 qpn, u32 rkey,
+				      u64 va, u64 len, int access, u64 *iova);
+int sroce_mem_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 qpn,
+			 u32 rkey);
 int sroce_mr_check(struct sroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
 		   int access);
 void sroce_mr_copy_in(struct sroce_mr *mr, u64 iova, const struct sk_buff *skb,

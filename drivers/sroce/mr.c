@@ -18,6 +18,7 @@
 #include "mem.h"
 #include "mr.h"
 #include "params.h"
+#include "qp.h"
 
 #define MR_ACCESS_FLAGS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
@@ -105,6 +106,7 @@ static struct sroce_mr *mr_new(struct sroce_dev *sdev, enum sroce_mr_type type,
 	mr->access = access;
 	refcount_set(&mr->ref, 1);
 	init_completion(&mr->released);
+	spin_lock_init(&mr->lock);
 	return mr;
 
 err_free:
@@ -278,14 +280,89 @@ int sroce_mr_map_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 
 /**
  * sroce_mr_dereg() - ib_device_ops.dereg_mr
- * @ibmr: the MR; the RDMA core has checked that no MW is bound to it
+ * @ibmr: the MR
  * @udata: unused
  *
- * Return: 0.
+ * Return: 0, or -EBUSY while memory windows are bound to it.
  */
 int sroce_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata)
 {
-	mr_free(to_sdev(ibmr->device),
-		container_of(ibmr, struct sroce_mr, ibmr));
+	struct sroce_mr *mr = container_of(ibmr, struct sroce_mr, ibmr);
+	bool busy;
+
+	spin_lock_bh(&mr->lock);
+	busy = atomic_read(&mr->num_mw);
+	if (!busy)
+		mr->dying = true;
+	spin_unlock_bh(&mr->lock);
+	if (busy)
+		return -EBUSY;
+	mr_free(to_sdev(ibmr->device), mr);
 	return 0;
+}
+
+/**
+ * sroce_mr_bind_get() - count a window about to be bound to an MR
+ * @mr: the MR, referenced
+ *
+ * Return: false when the MR is being deregistered.
+ */
+bool sroce_mr_bind_get(struct sroce_mr *mr)
+{
+	bool ok;
+
+	spin_lock_bh(&mr->lock);
+	ok = !mr->dying;
+	if (ok)
+		atomic_inc(&mr->num_mw);
+	spin_unlock_bh(&mr->lock);
+	return ok;
+}
+
+/**
+ * sroce_mr_bind_put() - undo sroce_mr_bind_get() and the reference
+ * @mr: the MR
+ */
+void sroce_mr_bind_put(struct sroce_mr *mr)
+{
+	atomic_dec(&mr->num_mw);
+	sroce_mr_put(mr);
+}
+
+/**
+ * sroce_mr_fast_reg() - execute a fast-registration (REG_MR) work request
+ * @qp: the QP; called by its send engine, in WQE order
+ * @key: the MR's current key
+ * @new_key: its key from now on: same index, any variant
+ * @access: rights (IB_ACCESS_*)
+ *
+ * The page list, address and length were set by ib_map_mr_sg().
+ *
+ * Return: IB_WC_SUCCESS or IB_WC_LOC_PROT_ERR.
+ */
+enum ib_wc_status sroce_mr_fast_reg(struct sroce_qp *qp, u32 key, u32 new_key,
+				    int access)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	enum ib_wc_status status = IB_WC_LOC_PROT_ERR;
+	struct sroce_mr *mr;
+	void *entry;
+
+	if ((key >> 8) != (new_key >> 8) || check_access(access))
+		return status;
+	xa_lock_bh(&sdev->keys);
+	entry = xa_load(&sdev->keys, key >> 8);
+	if (entry && xa_pointer_tag(entry) == SROCE_KEY_MR) {
+		mr = xa_untag_pointer(entry);
+		if (mr->ibmr.lkey == key && mr->type == SROCE_MR_FAST &&
+		    mr->ibmr.pd == qp->ibqp.pd) {
+			mr->access = access;
+			mr->ibmr.lkey = new_key;
+			mr->ibmr.rkey = new_key;
+			WRITE_ONCE(mr->valid, true);
+			status = IB_WC_SUCCESS;
+		}
+	}
+	xa_unlock_bh(&sdev->keys);
+	return status;
 }

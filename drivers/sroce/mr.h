@@ -8,6 +8,7 @@
 #include <rdma/ib_verbs.h>
 
 struct sroce_dev;
+struct sroce_qp;
 
 /* Tags of the objects in the device's key table. */
 #define SROCE_KEY_MR	0
@@ -36,6 +37,10 @@ enum sroce_mr_type {
  * @npages: entries of @pages in use
  * @max_pages: entries of @pages
  * @valid: a fast-registration MR is registered (SROCE_MR_FAST)
+ * @lock: makes the bound-window check of deregistration and a bind
+ *	  exclusive
+ * @dying: deregistration has begun: no window may be bound
+ * @num_mw: windows bound to the MR
  * @ref: references: one while the MR is registered, one per data-path
  *       user (mem.c)
  * @released: completed when @ref drops to zero
@@ -50,6 +55,9 @@ struct sroce_mr {
 	u32 npages;
 	u32 max_pages;
 	bool valid;
+	spinlock_t lock;		/* see above */
+	bool dying;
+	atomic_t num_mw;
 	refcount_t ref;
 	struct completion released;
 };
@@ -66,5 +74,9 @@ struct ib_mr *sroce_mr_alloc(struct ib_pd *ibpd, enum ib_mr_type type,
 int sroce_mr_map_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		    unsigned int *sg_offset);
 int sroce_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata);
+bool sroce_mr_bind_get(struct sroce_mr *mr);
+void sroce_mr_bind_put(struct sroce_mr *mr);
+enum ib_wc_status sroce_mr_fast_reg(struct sroce_qp *qp, u32 key, u32 new_key,
+				    int access);
 
 #endif /* SROCE_MR_H */

@@ -442,6 +442,13 @@ static int post_one_send(struct sroce_qp *qp, const struct ib_send_wr *wr)
 		w->wr.atomic.swap = atomic_wr(wr)->swap;
 		w->wr.atomic.rkey = atomic_wr(wr)->rkey;
 		break;
+	case IB_WR_LOCAL_INV:
+		break;
+	case IB_WR_REG_MR:
+		w->wr.bind_mw.mr_lkey = reg_wr(wr)->mr->lkey;
+		w->ex = reg_wr(wr)->key;
+		w->wr.bind_mw.access = reg_wr(wr)->access;
+		break;
 	default:
 		return -EINVAL;
 	}

@@ -39,6 +39,8 @@
 #include "params.h"
 #include "cq.h"
 #include "device.h"
+#include "mr.h"
+#include "mw.h"
 #include "net.h"
 #include "pkt.h"
 #include "qp.h"
@@ -83,9 +85,19 @@ static u32 wqe_mask(u32 opcode)
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
 		return BIT(IB_QPT_RC);
+	case IB_UVERBS_WR_BIND_MW:
+	case IB_UVERBS_WR_LOCAL_INV:
+		return BIT(IB_QPT_RC) | BIT(IB_QPT_UC);
 	default:
 		return 0;
 	}
+}
+
+/* Work requests done inside this host, without packets (IBA 10.8.3.?). */
+static bool is_local(u32 opcode)
+{
+	return opcode == IB_UVERBS_WR_BIND_MW ||
+	       opcode == IB_UVERBS_WR_LOCAL_INV || opcode == IB_WR_REG_MR;
 }
 
 static bool is_rd_atomic(u32 opcode)
@@ -133,8 +145,24 @@ static enum ib_wc_status fetch_wqe(struct sroce_qp *qp, u32 index,
 		      (hdr.send_flags & IB_SEND_SIGNALED);
 	s->state = SROCE_SWQE_SENDING;
 
+	/* Fast registration is for kernel consumers only. */
+	if (hdr.opcode == IB_WR_REG_MR && !qp->user) {
+		s->rkey = hdr.wr.bind_mw.mr_lkey;
+		s->bind_access = hdr.wr.bind_mw.access;
+		return IB_WC_SUCCESS;
+	}
 	if (!(wqe_mask(hdr.opcode) & BIT(qp->ibqp.qp_type)))
 		return IB_WC_LOC_QP_OP_ERR;
+	if (hdr.opcode == IB_UVERBS_WR_BIND_MW) {
+		s->rkey = hdr.wr.bind_mw.mw_rkey;
+		s->remote_addr = hdr.wr.bind_mw.addr;
+		s->bind_len = hdr.wr.bind_mw.length;
+		s->bind_lkey = hdr.wr.bind_mw.mr_lkey;
+		s->bind_access = hdr.wr.bind_mw.access;
+		return IB_WC_SUCCESS;
+	}
+	if (hdr.opcode == IB_UVERBS_WR_LOCAL_INV)
+		return IB_WC_SUCCESS;
 
 	if (hdr.send_flags & IB_SEND_INLINE) {
 		if (is_rd_atomic(hdr.opcode) ||
@@ -269,9 +297,13 @@ static void fill_ext_headers(struct sroce_qp *qp, const struct sroce_swqe *s,
 			atm->compare = 0;
 		}
 	}
-	if (op->flags & (SROCE_OP_IMMDT | SROCE_OP_IETH))
+	/* Immediate data is opaque, kept as given; an R_Key is big-endian. */
+	if (op->flags & SROCE_OP_IMMDT)
 		((struct sroce_immdt *)(skb->data + op->immdt))->imm =
 			(__force __be32)s->ex;
+	else if (op->flags & SROCE_OP_IETH)
+		((struct sroce_ieth *)(skb->data + op->immdt))->rkey =
+			cpu_to_be32(s->ex);
 }
 
 /* Copy @len bytes of the message at the requester's position. */
@@ -420,6 +452,23 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 	}
 }
 
+/* Bind a window, invalidate a key, or register a fast-registration MR. */
+static enum ib_wc_status local_op(struct sroce_qp *qp, struct sroce_swqe *s)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+
+	switch (s->opcode) {
+	case IB_UVERBS_WR_BIND_MW:
+		return sroce_mw_bind(qp, s);
+	case IB_UVERBS_WR_LOCAL_INV:
+		return sroce_mem_invalidate(sdev, qp->ibqp.pd, qp->ibqp.qp_num,
+					    s->ex) ? IB_WC_LOC_PROT_ERR :
+						     IB_WC_SUCCESS;
+	default:
+		return sroce_mr_fast_reg(qp, s->rkey, s->ex, s->bind_access);
+	}
+}
+
 /* May the WQE at @next start now? (IBA 10.8.3.3: fences, rd_atomic) */
 static bool may_start(struct sroce_qp *qp, u32 index)
 {
@@ -462,6 +511,14 @@ static bool start_next(struct sroce_qp *qp)
 	req->next++;
 	if (is_rd_atomic(s->opcode))
 		req->rd_atomic++;
+	if (status == IB_WC_SUCCESS && is_local(s->opcode)) {
+		/* Done here, in WQE order; no PSN is used. */
+		s->last_psn = sroce_psn_add(s->first_psn, SROCE_PSN_MASK);
+		req->next_psn = s->first_psn;
+		status = local_op(qp, s);
+		sroce_comp_wqe_done(qp, s, status);
+		return status == IB_WC_SUCCESS;
+	}
 	if (status != IB_WC_SUCCESS) {
 		sroce_comp_wqe_done(qp, s, status);
 		return false;

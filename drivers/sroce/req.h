@@ -40,6 +40,9 @@ enum sroce_swqe_state {
  * @rkey: RDMA or atomic rkey
  * @compare_add: atomic compare (CAS) or add (FAA) operand
  * @swap: atomic swap operand
+ * @bind_len: BIND_MW: window length
+ * @bind_lkey: BIND_MW: the MR's lkey
+ * @bind_access: BIND_MW, REG_MR: rights (IB_ACCESS_*, IB_ZERO_BASED)
  * @av: destination (UD), copied from the AH when the WQE was fetched
  * @remote_qpn: destination QP (UD)
  * @remote_qkey: Q_Key (UD)
@@ -62,6 +65,9 @@ struct sroce_swqe {
 	u32 rkey;
 	u64 compare_add;
 	u64 swap;
+	u64 bind_len;
+	u32 bind_lkey;
+	int bind_access;
 	struct sroce_av av;
 	u32 remote_qpn;
 	u32 remote_qkey;

@@ -194,17 +194,12 @@ static bool size_ok(struct sroce_qp *qp, const struct sroce_pkt *pkt, u32 left)
 	return pkt->paylen == qp->mtu && (!left || left > pkt->paylen);
 }
 
-/* Check a remote access and return the MR, referenced, or NULL. */
+/* Check a remote access: the MR, referenced, and the address in it. */
 static struct sroce_mr *remote_mr(struct sroce_qp *qp, u32 rkey, u64 va,
-				  u32 len, int access)
+				  u32 len, int access, u64 *iova)
 {
-	struct sroce_mr *mr = sroce_mr_get(qp_dev(qp), rkey);
-
-	if (mr && sroce_mr_check(mr, qp->ibqp.pd, va, len, access)) {
-		sroce_mr_put(mr);
-		mr = NULL;
-	}
-	return mr;
+	return sroce_mem_get_remote(qp_dev(qp), qp->ibqp.pd, qp->ibqp.qp_num,
+				    rkey, va, len, access, iova);
 }
 
 static enum resp_result do_send(struct sroce_qp *qp, struct sk_buff *skb)
@@ -244,6 +239,7 @@ static enum resp_result do_send(struct sroce_qp *qp, struct sk_buff *skb)
 		wc.ex.invalidate_rkey = be32_to_cpu(((struct sroce_ieth *)
 				sroce_pkt_hdr(skb, op->immdt))->rkey);
 		if (sroce_mem_invalidate(qp_dev(qp), qp->ibqp.pd,
+					 qp->ibqp.qp_num,
 					 wc.ex.invalidate_rkey)) {
 			fail_rwqe(qp, IB_WC_REM_INV_REQ_ERR);
 			return RESP_INV_REQ;
@@ -265,6 +261,7 @@ static enum resp_result do_write(struct sroce_qp *qp, struct sk_buff *skb)
 	struct sroce_mr *mr;
 	struct ib_wc wc;
 	enum resp_result res;
+	u64 iova;
 
 	if ((pkt->flags & SROCE_OP_LAST) && (pkt->flags & SROCE_OP_IMMDT)) {
 		res = need_rwqe(qp);
@@ -282,7 +279,7 @@ static enum resp_result do_write(struct sroce_qp *qp, struct sk_buff *skb)
 		/* A zero-length WRITE checks no key (IBA C9-88). */
 		if (resp->resid) {
 			mr = remote_mr(qp, resp->rkey, resp->va, resp->resid,
-				       IB_ACCESS_REMOTE_WRITE);
+				       IB_ACCESS_REMOTE_WRITE, &iova);
 			if (!mr)
 				return RESP_ACCESS;
 			sroce_mr_put(mr);
@@ -293,10 +290,10 @@ static enum resp_result do_write(struct sroce_qp *qp, struct sk_buff *skb)
 		return RESP_INV_REQ;
 	if (pkt->paylen) {
 		mr = remote_mr(qp, resp->rkey, resp->va, pkt->paylen,
-			       IB_ACCESS_REMOTE_WRITE);
+			       IB_ACCESS_REMOTE_WRITE, &iova);
 		if (!mr)
 			return RESP_ACCESS;
-		sroce_mr_copy_in(mr, resp->va, skb, op->hdr_len, pkt->paylen);
+		sroce_mr_copy_in(mr, iova, skb, op->hdr_len, pkt->paylen);
 		sroce_mr_put(mr);
 	}
 	resp->va += pkt->paylen;
@@ -336,13 +333,14 @@ static enum resp_result do_read(struct sroce_qp *qp, struct sk_buff *skb)
 	struct sroce_rd_res *res;
 	struct sroce_mr *mr;
 	u32 npkts;
+	u64 iova;
 
 	if (len > SROCE_MAX_MSG_SIZE || !qp->attr.max_dest_rd_atomic)
 		return RESP_INV_REQ;
 	if (len) {
 		mr = remote_mr(qp, be32_to_cpu(reth->rkey),
 			       be64_to_cpu(reth->va), len,
-			       IB_ACCESS_REMOTE_READ);
+			       IB_ACCESS_REMOTE_READ, &iova);
 		if (!mr)
 			return RESP_ACCESS;
 		sroce_mr_put(mr);
@@ -376,15 +374,15 @@ static enum resp_result do_atomic(struct sroce_qp *qp, struct sk_buff *skb)
 	u64 va = be64_to_cpu(atm->va);
 	struct sroce_rd_res *res;
 	struct sroce_mr *mr;
-	u64 orig;
+	u64 orig, iova;
 
 	if (!qp->attr.max_dest_rd_atomic || (va & 7))
 		return RESP_INV_REQ;
 	mr = remote_mr(qp, be32_to_cpu(atm->rkey), va, sizeof(u64),
-		       IB_ACCESS_REMOTE_ATOMIC);
+		       IB_ACCESS_REMOTE_ATOMIC, &iova);
 	if (!mr)
 		return RESP_ACCESS;
-	orig = sroce_mr_atomic(mr, va,
+	orig = sroce_mr_atomic(mr, iova,
 			       pkt->opcode == IB_OPCODE_RC_COMPARE_SWAP,
 			       be64_to_cpu(atm->compare),
 			       be64_to_cpu(atm->swap_add));
@@ -666,6 +664,7 @@ static int send_read_resp(struct sroce_qp *qp, int budget)
 	struct sroce_mr *mr;
 	struct sk_buff *skb;
 	u32 paylen;
+	u64 iova;
 	bool last;
 	u8 opcode;
 	int sent = 0;
@@ -685,7 +684,7 @@ static int send_read_resp(struct sroce_qp *qp, int budget)
 			break;	/* retried on the next run */
 		if (paylen) {
 			mr = remote_mr(qp, rd->rkey, rd->va, paylen,
-				       IB_ACCESS_REMOTE_READ);
+				       IB_ACCESS_REMOTE_READ, &iova);
 			if (!mr) {
 				/* Deregistered or invalidated under us. */
 				kfree_skb(skb);
@@ -693,7 +692,7 @@ static int send_read_resp(struct sroce_qp *qp, int budget)
 				rd->active = false;
 				break;
 			}
-			sroce_mr_copy_out(mr, rd->va, skb->data + op->hdr_len,
+			sroce_mr_copy_out(mr, iova, skb->data + op->hdr_len,
 					  paylen);
 			sroce_mr_put(mr);
 		}

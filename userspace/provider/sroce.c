@@ -909,6 +909,8 @@ enum send_kind {
 	SEND_KIND_SEND,		/* wr.ud on a UD QP, nothing otherwise */
 	SEND_KIND_RDMA,		/* wr.rdma */
 	SEND_KIND_ATOMIC,	/* wr.atomic */
+	SEND_KIND_BIND,		/* wr.bind_mw */
+	SEND_KIND_LOCAL,	/* a local operation: nothing */
 	SEND_KIND_LATER,	/* valid, not implemented: EOPNOTSUPP */
 };
 
@@ -917,6 +919,7 @@ enum send_ex {
 	SEND_EX_NONE,
 	SEND_EX_IMM,		/* imm_data, kept in network order */
 	SEND_EX_INV,		/* invalidate_rkey */
+	SEND_EX_BIND,		/* the window's new rkey */
 };
 
 /**
@@ -946,8 +949,8 @@ static const struct send_opcode send_opcodes[] = {
 	[IBV_WR_RDMA_READ] = { SEND_KIND_RDMA, QPT_RC },
 	[IBV_WR_ATOMIC_CMP_AND_SWP] = { SEND_KIND_ATOMIC, QPT_RC },
 	[IBV_WR_ATOMIC_FETCH_AND_ADD] = { SEND_KIND_ATOMIC, QPT_RC },
-	[IBV_WR_LOCAL_INV] = { SEND_KIND_LATER, QPT_RC | QPT_UC | QPT_UD },
-	[IBV_WR_BIND_MW] = { SEND_KIND_LATER, QPT_RC | QPT_UC },
+	[IBV_WR_LOCAL_INV] = { SEND_KIND_LOCAL, QPT_RC | QPT_UC, SEND_EX_INV },
+	[IBV_WR_BIND_MW] = { SEND_KIND_BIND, QPT_RC | QPT_UC, SEND_EX_BIND },
 	[IBV_WR_FLUSH] = { SEND_KIND_LATER, QPT_RC },
 	[IBV_WR_ATOMIC_WRITE] = { SEND_KIND_LATER, QPT_RC },
 };
@@ -1010,7 +1013,8 @@ static uint64_t sge_total(const struct ibv_send_wr *wr)
  */
 static int send_wr_check(const struct sroce_qp *qp,
 			 const struct ibv_send_wr *wr,
-			 const struct send_opcode *op)
+			 const struct send_opcode *op,
+			 enum ibv_mw_type bind_type)
 {
 	const struct sroce_wq *sq = &qp->sq;
 
@@ -1028,6 +1032,13 @@ static int send_wr_check(const struct sroce_qp *qp,
 	    ((wr->wr.atomic.remote_addr & 7) || sge_total(wr) < 8))
 		return EINVAL;
 	if (qp->vqp.qp.qp_type == IBV_QPT_UD && !wr->wr.ud.ah)
+		return EINVAL;
+	/*
+	 * A work request binds only type 2 windows; type 1 windows are bound
+	 * by ibv_bind_mw() (IBA 10.6.7.2.1), which posts with @bind_type 1.
+	 */
+	if (op->kind == SEND_KIND_BIND &&
+	    (!wr->bind_mw.mw || wr->bind_mw.mw->type != bind_type))
 		return EINVAL;
 	return 0;
 }
@@ -1055,6 +1066,14 @@ static void send_wqe_fill_wr(const struct sroce_qp *qp,
 		hdr->wr.atomic.compare_add = wr->wr.atomic.compare_add;
 		hdr->wr.atomic.swap = wr->wr.atomic.swap;
 		hdr->wr.atomic.rkey = wr->wr.atomic.rkey;
+		break;
+	case SEND_KIND_BIND:
+		hdr->wr.bind_mw.addr = wr->bind_mw.bind_info.addr;
+		hdr->wr.bind_mw.length = wr->bind_mw.bind_info.length;
+		hdr->wr.bind_mw.mw_rkey = wr->bind_mw.mw->rkey;
+		hdr->wr.bind_mw.mr_lkey = wr->bind_mw.bind_info.mr ?
+					  wr->bind_mw.bind_info.mr->lkey : 0;
+		hdr->wr.bind_mw.access = wr->bind_mw.bind_info.mw_access_flags;
 		break;
 	}
 }
@@ -1096,6 +1115,8 @@ static void send_wqe_write(const struct sroce_qp *qp,
 		hdr.ex = (uint32_t)wr->imm_data;	/* network order */
 	else if (op->ex == SEND_EX_INV)
 		hdr.ex = wr->invalidate_rkey;
+	else if (op->ex == SEND_EX_BIND)
+		hdr.ex = wr->bind_mw.rkey;
 	send_wqe_fill_wr(qp, wr, op, &hdr);
 
 	if (wr->send_flags & IBV_SEND_INLINE) {
@@ -1225,13 +1246,14 @@ static int srq_recv_doorbell(struct ibv_srq *ibsrq)
 }
 
 /* Check and write one send work request. Called with sq->lock held. */
-static int sq_post_one(struct sroce_qp *qp, const struct ibv_send_wr *wr)
+static int sq_post_one(struct sroce_qp *qp, const struct ibv_send_wr *wr,
+		       enum ibv_mw_type bind_type)
 {
 	const struct send_opcode *op = send_opcode(&qp->vqp.qp, wr->opcode);
 	void *slot;
 	int ret;
 
-	ret = send_wr_check(qp, wr, op);
+	ret = send_wr_check(qp, wr, op, bind_type);
 	if (ret)
 		return ret;
 	slot = wq_next_slot(&qp->sq);
@@ -1249,8 +1271,8 @@ static int sq_post_one(struct sroce_qp *qp, const struct ibv_send_wr *wr)
  * every request is in the ring but the kernel may not look at it before
  * the next post; that error is returned with *bad_wr NULL.
  */
-static int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-			   struct ibv_send_wr **bad_wr)
+static int post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		     struct ibv_send_wr **bad_wr, enum ibv_mw_type bind_type)
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
 	unsigned int posted = 0;
@@ -1263,7 +1285,7 @@ static int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 
 	pthread_spin_lock(&qp->sq.lock);
 	for (; wr; wr = wr->next, posted++) {
-		ret = sq_post_one(qp, wr);
+		ret = sq_post_one(qp, wr, bind_type);
 		if (ret) {
 			*bad_wr = wr;
 			break;
@@ -1281,6 +1303,12 @@ static int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		ret = err;
 	}
 	return ret;
+}
+
+static int sroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			   struct ibv_send_wr **bad_wr)
+{
+	return post_send(ibqp, wr, bad_wr, IBV_MW_TYPE_2);
 }
 
 /* Check and write one receive work request. Called with rq->lock held. */
@@ -1362,10 +1390,33 @@ static int sroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 	return ret;
 }
 
+/*
+ * ibv_bind_mw(): bind a type 1 window. It is a BIND_MW work request like a
+ * type 2 bind, with the window's next key; the kernel checks it in WQE
+ * order and completes it on the send CQ.
+ */
 static int sroce_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 			 struct ibv_mw_bind *bind)
 {
-	return EOPNOTSUPP;
+	struct ibv_send_wr wr = {
+		.wr_id = bind->wr_id,
+		.opcode = IBV_WR_BIND_MW,
+		.send_flags = bind->send_flags,
+		.bind_mw = {
+			.mw = mw,
+			.rkey = ibv_inc_rkey(mw->rkey),
+			.bind_info = bind->bind_info,
+		},
+	};
+	struct ibv_send_wr *bad;
+	int ret;
+
+	if (mw->type != IBV_MW_TYPE_1 || mw->pd != ibqp->pd)
+		return EINVAL;
+	ret = post_send(ibqp, &wr, &bad, IBV_MW_TYPE_1);
+	if (!ret)
+		mw->rkey = wr.bind_mw.rkey;
+	return ret;
 }
 
 /* ------------------------------------------------------------------ */

@@ -155,6 +155,8 @@ static void test_send_rc(struct fixture *f)
 	};
 	struct ibv_send_wr wr = { .wr_id = 0x0123456789abcdefULL,
 				  .sg_list = sge, .num_sge = 2 };
+	struct ibv_mw mw2 = { .context = f->ctx, .pd = f->pd,
+			      .type = IBV_MW_TYPE_2 };
 	struct sroce_send_wqe exp;
 	struct ibv_qp *qp;
 	uint8_t *ex;
@@ -191,6 +193,28 @@ static void test_send_rc(struct fixture *f)
 	exp = wqe_of(&wr);
 	exp.ex = 0xdeadbeef;
 	send_expect(qp, &wr, &exp, sge, sizeof(sge), "SEND_WITH_INV");
+
+	wr.opcode = IBV_WR_LOCAL_INV;
+	wr.invalidate_rkey = 0x01020304;
+	exp = wqe_of(&wr);
+	exp.ex = 0x01020304;
+	send_expect(qp, &wr, &exp, sge, sizeof(sge), "LOCAL_INV");
+
+	/* The kernel finds the window by its current key, in mw_rkey. */
+	mw2.rkey = 0x4217;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.bind_mw.mw = &mw2;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw2.rkey);
+	wr.bind_mw.bind_info = (struct ibv_mw_bind_info){
+		.addr = 0x1000, .length = 0x2000,
+		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	exp = wqe_of(&wr);
+	exp.ex = 0x4218;
+	exp.wr.bind_mw.addr = 0x1000;
+	exp.wr.bind_mw.length = 0x2000;
+	exp.wr.bind_mw.mw_rkey = 0x4217;
+	exp.wr.bind_mw.access = IBV_ACCESS_REMOTE_WRITE;
+	send_expect(qp, &wr, &exp, sge, sizeof(sge), "BIND_MW of a type 2 window");
 
 	wr.opcode = IBV_WR_RDMA_WRITE;
 	wr.send_flags = 0;
@@ -349,6 +373,8 @@ static void send_refused(struct ibv_qp *qp, struct ibv_send_wr *wr, int err,
 
 static void test_send_errors(struct fixture *f)
 {
+	struct ibv_mw mw1 = { .context = f->ctx, .pd = f->pd,
+			      .type = IBV_MW_TYPE_1 };
 	struct ibv_qp_cap cap = { .max_send_wr = 4, .max_send_sge = 2,
 				  .max_inline_data = 16, .max_recv_wr = 1,
 				  .max_recv_sge = 1 };
@@ -383,10 +409,13 @@ static void test_send_errors(struct fixture *f)
 	send_refused(qp, &wr, EINVAL, "RTR");
 	qp_to(qp, IBV_QPS_RTS);
 
-	wr.opcode = IBV_WR_LOCAL_INV;
-	send_refused(qp, &wr, EOPNOTSUPP, "LOCAL_INV");
 	wr.opcode = IBV_WR_BIND_MW;
-	send_refused(qp, &wr, EOPNOTSUPP, "BIND_MW");
+	wr.bind_mw.mw = NULL;
+	send_refused(qp, &wr, EINVAL, "BIND_MW without a window");
+	wr.bind_mw.mw = &mw1;
+	send_refused(qp, &wr, EINVAL, "BIND_MW of a type 1 window");
+	wr.opcode = IBV_WR_ATOMIC_WRITE;
+	send_refused(qp, &wr, EOPNOTSUPP, "ATOMIC_WRITE");
 	wr.opcode = IBV_WR_TSO;
 	send_refused(qp, &wr, EINVAL, "TSO on RC");
 	wr.opcode = 99;
@@ -467,6 +496,8 @@ static void test_send_errors(struct fixture *f)
 	send_refused(qp, &wr, EINVAL, "RDMA_WRITE on UD");
 	wr.opcode = IBV_WR_SEND_WITH_INV;
 	send_refused(qp, &wr, EINVAL, "SEND_WITH_INV on UD");
+	wr.opcode = IBV_WR_LOCAL_INV;
+	send_refused(qp, &wr, EINVAL, "LOCAL_INV on UD");
 	ibv_destroy_qp(qp);
 
 	qp = qp_new(f->pd, f->cq, IBV_QPT_UC, &cap, NULL, 0);
