@@ -26,6 +26,7 @@
 #include "ah.h"
 #include "cq.h"
 #include "device.h"
+#include "mcast.h"
 #include "mr.h"
 #include "mw.h"
 #include "params.h"
@@ -121,6 +122,10 @@ static void init_attr(struct sroce_dev *sdev)
 	a->max_srq_sge = SROCE_MAX_SRQ_SGE;
 	a->max_fast_reg_page_list_len = SROCE_MAX_FAST_REG_PAGES;
 	a->max_pkeys = SROCE_MAX_PKEYS;
+	a->max_mcast_grp = SROCE_MAX_MCAST_GRP;
+	a->max_mcast_qp_attach = SROCE_MAX_MCAST_QP_ATTACH;
+	a->max_total_mcast_qp_attach = SROCE_MAX_MCAST_GRP *
+					SROCE_MAX_MCAST_QP_ATTACH;
 	a->local_ca_ack_delay = SROCE_LOCAL_CA_ACK_DELAY;
 }
 
@@ -272,6 +277,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.alloc_mw = sroce_mw_alloc,
 	.alloc_pd = sroce_pd_alloc,
 	.alloc_ucontext = sroce_ucontext_alloc,
+	.attach_mcast = sroce_mcast_attach,
 	.create_ah = sroce_ah_create,
 	.create_cq = sroce_cq_create,
 	.create_qp = sroce_qp_create,
@@ -286,6 +292,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.destroy_cq = sroce_cq_destroy,
 	.destroy_qp = sroce_qp_destroy,
 	.destroy_srq = sroce_srq_destroy,
+	.detach_mcast = sroce_mcast_detach,
 	.disassociate_ucontext = sroce_ucontext_disassociate,
 	.get_dma_mr = sroce_mr_get_dma,
 	.get_hw_stats = sroce_stats_get,
@@ -383,6 +390,8 @@ static int sroce_dev_init(struct sroce_dev *sdev, struct net_device *ndev)
 	xa_init_flags(&sdev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
 	xa_init_flags(&sdev->keys, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
 	ida_init(&sdev->pd_ida);
+	mutex_init(&sdev->mcast_lock);
+	INIT_LIST_HEAD(&sdev->mcgs);
 
 	strscpy(ibdev->node_desc, "sroce", sizeof(ibdev->node_desc));
 	ibdev->node_type = RDMA_NODE_IB_CA;
@@ -404,6 +413,8 @@ static int sroce_dev_init(struct sroce_dev *sdev, struct net_device *ndev)
 
 static void sroce_dev_uninit(struct sroce_dev *sdev)
 {
+	sroce_mcast_cleanup(sdev);
+	mutex_destroy(&sdev->mcast_lock);
 	ida_destroy(&sdev->pd_ida);
 	xa_destroy(&sdev->keys);
 	xa_destroy(&sdev->ahs);

@@ -55,6 +55,9 @@ struct sroce_net;
  * @pd_ida: PD numbers
  * @num_obj: live objects of each kind, checked against the limits
  * @stats: counters
+ * @mcast_lock: protects @mcgs (readers: RCU) and @num_mcg
+ * @mcgs: multicast groups with QPs attached (mcast.c)
+ * @num_mcg: entries of @mcgs
  *
  * The xarrays hold an object only once it is fully built (see each
  * object's create function) and lose it before it is torn down.
@@ -79,6 +82,9 @@ struct sroce_dev {
 	struct ida pd_ida;
 	atomic_t num_obj[SROCE_NUM_OBJ];
 	struct sroce_stats stats;
+	struct mutex mcast_lock;	/* see above */
+	struct list_head mcgs;
+	u32 num_mcg;
 };
 
 extern struct mutex sroce_devices_lock;

@@ -40,6 +40,9 @@
 #define SROCE_LOCAL_CA_ACK_DELAY	15
 #define SROCE_MAX_MSG_SIZE		0x80000000U
 
+#define SROCE_MAX_MCAST_GRP		1024
+#define SROCE_MAX_MCAST_QP_ATTACH	56
+
 /* QP numbers 0 and 1 are the special QPs; ordinary QPs start here. */
 #define SROCE_FIRST_QPN			16
 #define SROCE_MAX_QPN			0xffffff

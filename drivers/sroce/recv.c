@@ -16,6 +16,7 @@
 
 #include "device.h"
 #include "icrc.h"
+#include "mcast.h"
 #include "pkt.h"
 #include "qp.h"
 #include "recv.h"
@@ -111,6 +112,13 @@ static void dispatch(struct sroce_dev *sdev, struct sk_buff *skb)
 	if (!pkt->loopback && !icrc_ok(skb))
 		return drop(sdev, skb, SROCE_STAT_RX_DROP_ICRC);
 
+	/* IBA 10.5.2: datagrams for QP 0xFFFFFF go to a multicast group. */
+	if (sroce_bth_qpn(sroce_pkt_bth(skb)) == IB_MULTICAST_QPN) {
+		if (!(pkt->flags & SROCE_OP_UD))
+			return drop(sdev, skb, SROCE_STAT_RX_DROP_HEADER);
+		sroce_mcast_recv(sdev, skb);
+		return;
+	}
 	qp = sroce_qp_get(sdev, sroce_bth_qpn(sroce_pkt_bth(skb)));
 	if (!qp)
 		return drop(sdev, skb, SROCE_STAT_RX_DROP_NO_QP);
