@@ -25,6 +25,7 @@
 #   fail MSG...           print MSG, exit 1 (the test fails)
 #   skip MSG...           print MSG, exit 77 (the test is skipped)
 #   wait_for SECS CMD...  poll CMD every 0.1 s until it succeeds
+#   wait_server SECS PID CMD...  the same, but return 1 if process PID exits
 #   sroce_load            load sroce.ko and what it needs (no-op if loaded)
 #   sroce_unload          unload sroce, wait until it is gone
 #   na CMD... / nb CMD... run CMD in network namespace a / b
@@ -93,6 +94,24 @@ wait_for() {
 		fi
 		sleep 0.1
 	done
+}
+
+_ready_or_gone() {
+	local pid=$1
+
+	shift
+	"$@" || ! kill -0 "$pid" 2>/dev/null
+}
+
+# wait_server SECONDS PID CMD...: wait_for CMD (a server started in the
+# background as process PID is ready), but return 1 at once if the server
+# exits first, so that the caller can show its output.
+wait_server() {
+	local secs=${1:?usage: wait_server SECONDS PID CMD...} pid=${2:?}
+
+	shift 2
+	wait_for "$secs" _ready_or_gone "$pid" "$@"
+	kill -0 "$pid" 2>/dev/null
 }
 
 na() {

@@ -100,7 +100,7 @@ int sroce_ah_create(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 	err = sroce_dev_obj_get(sdev, SROCE_OBJ_AH);
 	if (err)
 		return err;
-	err = xa_alloc(&sdev->ahs, &ah->ah_num, NULL, xa_limit_32b, gfp);
+	err = xa_alloc_bh(&sdev->ahs, &ah->ah_num, NULL, xa_limit_32b, gfp);
 	if (err)
 		goto err_put;
 	if (udata) {
@@ -110,11 +110,11 @@ int sroce_ah_create(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		if (err)
 			goto err_erase;
 	}
-	xa_store(&sdev->ahs, ah->ah_num, ah, gfp);
+	xa_store_bh(&sdev->ahs, ah->ah_num, ah, gfp);
 	return 0;
 
 err_erase:
-	xa_erase(&sdev->ahs, ah->ah_num);
+	xa_erase_bh(&sdev->ahs, ah->ah_num);
 err_put:
 	sroce_dev_obj_put(sdev, SROCE_OBJ_AH);
 	return err;
@@ -134,7 +134,7 @@ int sroce_ah_destroy(struct ib_ah *ibah, u32 flags)
 {
 	struct sroce_dev *sdev = to_sdev(ibah->device);
 
-	xa_erase(&sdev->ahs, to_sah(ibah)->ah_num);
+	xa_erase_bh(&sdev->ahs, to_sah(ibah)->ah_num);
 	sroce_dev_obj_put(sdev, SROCE_OBJ_AH);
 	return 0;
 }

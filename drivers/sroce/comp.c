@@ -7,9 +7,11 @@
  * completions in SQ order (IBA 10.8.3), and recovers from loss:
  *
  * - An ACK acknowledges every packet up to its PSN: SEND and WRITE WQEs it
- *   covers are done. One that also covers a READ or atomic whose response
- *   has not arrived means that response was lost (an implied NAK): the
- *   requester asks again.
+ *   covers are done. One that also covers a READ, atomic, ATOMIC_WRITE or
+ *   FLUSH whose response has not arrived means that response was lost (an
+ *   implied NAK): the requester asks again.
+ * - ATOMIC_WRITE and FLUSH are answered by an RDMA READ RESPONSE ONLY
+ *   without payload (IBA 1.5).
  * - A READ response must carry the next PSN the WQE waits for; a later one
  *   means responses were lost, and the requester asks again for the rest.
  *   Responses are accepted whether a resumed READ starts again with FIRST
@@ -62,16 +64,13 @@ static enum ib_wc_opcode send_wc_opcode(u32 wr_opcode)
 		return IB_WC_BIND_MW;
 	case IB_WR_REG_MR:
 		return IB_WC_REG_MR;
+	case SROCE_WR_ATOMIC_WRITE:
+		return IB_WC_ATOMIC_WRITE;
+	case SROCE_WR_FLUSH:
+		return IB_WC_FLUSH;
 	default:
 		return IB_WC_SEND;
 	}
-}
-
-static bool is_rd_atomic(u32 opcode)
-{
-	return opcode == IB_UVERBS_WR_RDMA_READ ||
-	       opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
-	       opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
 }
 
 static int post_send_cqe(struct sroce_qp *qp, u64 wr_id, u32 opcode,
@@ -124,7 +123,7 @@ bool sroce_comp_complete(struct sroce_qp *qp)
 		s = sroce_req_swqe(qp, qp->sq.cons);
 		if (s->state != SROCE_SWQE_DONE)
 			break;
-		if (is_rd_atomic(s->opcode)) {
+		if (sroce_wr_is_rd_atomic(s->opcode)) {
 			req->rd_atomic--;
 			freed = true;
 		}
@@ -218,7 +217,7 @@ static void ack_upto(struct sroce_qp *qp, u32 psn)
 		s = sroce_req_swqe(qp, i);
 		if (s->state == SROCE_SWQE_DONE)
 			continue;
-		if (is_rd_atomic(s->opcode)) {
+		if (sroce_wr_is_rd_atomic(s->opcode)) {
 			if (sroce_psn_diff(psn, resume_psn(qp, s)) > 0)
 				psn = resume_psn(qp, s);
 			break;
@@ -360,7 +359,7 @@ static void handle_ack(struct sroce_qp *qp, struct sk_buff *skb)
 		ack_upto(qp, sroce_psn_add(psn, 1));
 		s = oldest(qp, &i);
 		/* An ACK past a READ or atomic still waiting: implied NAK. */
-		if (s && is_rd_atomic(s->opcode) &&
+		if (s && sroce_wr_is_rd_atomic(s->opcode) &&
 		    sroce_psn_diff(psn, resume_psn(qp, s)) >= 0)
 			retry(qp, resume_psn(qp, s), false);
 		return;
@@ -418,6 +417,21 @@ static struct sroce_swqe *responded_wqe(struct sroce_qp *qp, u32 psn)
 	return s;
 }
 
+/*
+ * The response to an ATOMIC_WRITE or a FLUSH: an RDMA READ RESPONSE ONLY
+ * without payload (IBA 1.5, 9.7.5.2.5).
+ */
+static void handle_empty_read_resp(struct sroce_qp *qp, struct sroce_swqe *s,
+				   const struct sroce_pkt *pkt)
+{
+	if ((pkt->flags & SROCE_OP_ONLY) != SROCE_OP_ONLY || pkt->paylen) {
+		sroce_comp_wqe_done(qp, s, IB_WC_BAD_RESP_ERR);
+		return;
+	}
+	sroce_comp_wqe_done(qp, s, IB_WC_SUCCESS);
+	ack_upto(qp, sroce_psn_add(pkt->psn, 1));
+}
+
 /* An RDMA READ response (IBA 9.7.5.2.5). */
 static void handle_read_resp(struct sroce_qp *qp, struct sk_buff *skb)
 {
@@ -428,6 +442,11 @@ static void handle_read_resp(struct sroce_qp *qp, struct sk_buff *skb)
 	int err;
 
 	s = responded_wqe(qp, pkt->psn);
+	if (s && (s->opcode == SROCE_WR_ATOMIC_WRITE ||
+		  s->opcode == SROCE_WR_FLUSH)) {
+		handle_empty_read_resp(qp, s, pkt);
+		return;
+	}
 	if (!s || s->opcode != IB_UVERBS_WR_RDMA_READ)
 		return;
 	expect = resume_psn(qp, s);
@@ -471,8 +490,8 @@ static void handle_atomic_ack(struct sroce_qp *qp, struct sk_buff *skb)
 	u64 orig;
 
 	s = responded_wqe(qp, psn);
-	if (!s || !is_rd_atomic(s->opcode) ||
-	    s->opcode == IB_UVERBS_WR_RDMA_READ)
+	if (!s || (s->opcode != IB_UVERBS_WR_ATOMIC_CMP_AND_SWP &&
+		   s->opcode != IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD))
 		return;
 	/* The original value lands in host byte order (IBA 9.4.5). */
 	orig = be64_to_cpu(ack->orig);

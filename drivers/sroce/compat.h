@@ -18,6 +18,8 @@
 #define SROCE_HAVE_CREATE_CQ_ATTRS 1
 #define SROCE_HAVE_IB_ACCESS_FLUSH 1
 #define SROCE_HAVE_LINUX_UNALIGNED_H 1
+#define SROCE_HAVE_IB_WR_FLUSH 1
+#define SROCE_HAVE_IB_WR_ATOMIC_WRITE 1
 #endif
 
 #include <rdma/uverbs_ioctl.h>
@@ -54,6 +56,25 @@ static inline struct ib_udata *sroce_create_cq_udata(struct ib_udata *udata)
 #ifndef SROCE_HAVE_IB_ACCESS_FLUSH
 #define IB_ACCESS_FLUSH_GLOBAL		0
 #define IB_ACCESS_FLUSH_PERSISTENT	0
+#endif
+
+/*
+ * FLUSH and ATOMIC_WRITE (IBA 1.5, 9.4.6 and 9.4.7). The work request,
+ * completion and capability values are uverbs ABI, so a kernel that lacks
+ * the names still passes them through between sroce and its provider.
+ * Without the FLUSH access rights (above) no MR can grant a FLUSH, and the
+ * device does not claim one.
+ */
+#ifndef SROCE_HAVE_IB_WR_FLUSH
+#define IB_UVERBS_WR_FLUSH		14
+#define IB_WC_FLUSH			((enum ib_wc_opcode)8)
+#define IB_DEVICE_FLUSH_GLOBAL		0ULL
+#define IB_DEVICE_FLUSH_PERSISTENT	0ULL
+#endif
+#ifndef SROCE_HAVE_IB_WR_ATOMIC_WRITE
+#define IB_UVERBS_WR_ATOMIC_WRITE	15
+#define IB_WC_ATOMIC_WRITE		((enum ib_wc_opcode)9)
+#define IB_DEVICE_ATOMIC_WRITE		BIT_ULL(40)
 #endif
 
 #endif /* SROCE_COMPAT_H */

@@ -116,28 +116,6 @@ int sroce_cq_destroy(struct ib_cq *ibcq, struct ib_udata *udata)
 	return 0;
 }
 
-/* Copy the unpolled entries of @cq into the empty ring @q, oldest first. */
-static int cq_move_entries(struct sroce_cq *cq, struct sroce_queue *q)
-{
-	struct sroce_queue *old = &cq->queue;
-	u32 cons = old->cons, count, i;
-
-	lockdep_assert_held(&cq->lock);
-	/* A user CQ's consumer index is the process's: read it once. */
-	if (old->side == SROCE_QUEUE_USER_CONSUMER)
-		cons = sroce_queue_load_index(&old->hdr->consumer);
-	count = old->prod - cons;
-	if (count > old->num_entries || count > q->num_entries)
-		return -EINVAL;
-
-	for (i = 0; i < count; i++) {
-		memcpy(sroce_queue_slot(q, q->prod),
-		       sroce_queue_slot(old, cons + i), q->entry_size);
-		sroce_queue_push(q);
-	}
-	return 0;
-}
-
 /**
  * sroce_cq_resize() - ib_device_ops.resize_cq
  * @ibcq: the CQ
@@ -167,7 +145,7 @@ int sroce_cq_resize(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	}
 
 	spin_lock_irq(&cq->lock);
-	err = cq_move_entries(cq, &q);
+	err = sroce_queue_move(&cq->queue, &q);
 	if (!err) {
 		old = cq->queue;
 		cq->queue = q;

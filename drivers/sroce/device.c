@@ -34,6 +34,7 @@
 #include "queue.h"
 #include "qp.h"
 #include "qp_state.h"
+#include "restrack.h"
 #include "socket.h"
 #include "srq.h"
 #include "ucontext.h"
@@ -57,6 +58,7 @@ static const unsigned int sroce_obj_limit[SROCE_NUM_OBJ] = {
 	[SROCE_OBJ_SRQ] = SROCE_MAX_SRQ,
 	[SROCE_OBJ_MR] = SROCE_MAX_MR,
 	[SROCE_OBJ_MW] = SROCE_MAX_MW,
+	[SROCE_OBJ_XRCD] = SROCE_MAX_XRCD,
 };
 
 /**
@@ -101,7 +103,9 @@ static void init_attr(struct sroce_dev *sdev)
 			      IB_DEVICE_RC_RNR_NAK_GEN |
 			      IB_DEVICE_MEM_WINDOW |
 			      IB_DEVICE_MEM_WINDOW_TYPE_2B |
-			      IB_DEVICE_MEM_MGT_EXTENSIONS;
+			      IB_DEVICE_MEM_MGT_EXTENSIONS |
+			      IB_DEVICE_SRQ_RESIZE | IB_DEVICE_XRC |
+			      IB_DEVICE_ATOMIC_WRITE | IB_DEVICE_FLUSH_GLOBAL;
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	a->max_send_sge = SROCE_MAX_SEND_SGE;
 	a->max_recv_sge = SROCE_MAX_RECV_SGE;
@@ -276,6 +280,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.alloc_mr = sroce_mr_alloc,
 	.alloc_mw = sroce_mw_alloc,
 	.alloc_pd = sroce_pd_alloc,
+	.alloc_xrcd = sroce_xrcd_alloc,
 	.alloc_ucontext = sroce_ucontext_alloc,
 	.attach_mcast = sroce_mcast_attach,
 	.create_ah = sroce_ah_create,
@@ -286,6 +291,13 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.dealloc_driver = sroce_dev_dealloc,
 	.dealloc_mw = sroce_mw_dealloc,
 	.dealloc_pd = sroce_pd_dealloc,
+	.dealloc_xrcd = sroce_xrcd_dealloc,
+	.fill_res_cq_entry = sroce_restrack_fill_cq,
+	.fill_res_mr_entry = sroce_restrack_fill_mr,
+	.fill_res_qp_entry = sroce_restrack_fill_qp,
+#ifdef SROCE_HAVE_FILL_RES_SRQ
+	.fill_res_srq_entry = sroce_restrack_fill_srq,
+#endif
 	.dealloc_ucontext = sroce_ucontext_dealloc,
 	.dereg_mr = sroce_mr_dereg,
 	.destroy_ah = sroce_ah_destroy,
@@ -315,6 +327,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.query_qp = sroce_qp_query,
 	.query_srq = sroce_srq_query,
 	.reg_user_mr = sroce_mr_reg_user,
+	.rereg_user_mr = sroce_mr_rereg_user,
 	.req_notify_cq = sroce_cq_req_notify,
 	.resize_cq = sroce_cq_resize,
 
@@ -325,6 +338,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, sroce_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, sroce_ucontext, ibuc),
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, sroce_xrcd, ibxrcd),
 };
 
 /**
@@ -386,7 +400,7 @@ static int sroce_dev_init(struct sroce_dev *sdev, struct net_device *ndev)
 	spin_lock_init(&sdev->port_lock);
 	/* The data path looks QPs, AHs and keys up in softirq context. */
 	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
-	xa_init_flags(&sdev->srqs, XA_FLAGS_ALLOC1);
+	xa_init_flags(&sdev->srqs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
 	xa_init_flags(&sdev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
 	xa_init_flags(&sdev->keys, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
 	ida_init(&sdev->pd_ida);

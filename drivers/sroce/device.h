@@ -19,6 +19,7 @@
  * @SROCE_OBJ_SRQ: shared receive queues
  * @SROCE_OBJ_MR: memory regions
  * @SROCE_OBJ_MW: memory windows
+ * @SROCE_OBJ_XRCD: XRC domains
  * @SROCE_NUM_OBJ: number of kinds
  */
 enum sroce_obj {
@@ -30,6 +31,7 @@ enum sroce_obj {
 	SROCE_OBJ_SRQ,
 	SROCE_OBJ_MR,
 	SROCE_OBJ_MW,
+	SROCE_OBJ_XRCD,
 	SROCE_NUM_OBJ,
 };
 

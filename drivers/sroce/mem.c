@@ -65,8 +65,8 @@ void sroce_mr_put(struct sroce_mr *mr)
  * @qpn: that QP
  * @rkey: the key the request carries: an MR's or a window's
  * @va: the address the request carries
- * @len: bytes, at least 1
- * @access: the IB_ACCESS_REMOTE_* right needed
+ * @len: bytes; 0 checks the key alone, not a range (a FLUSH of a whole MR)
+ * @access: the IB_ACCESS_REMOTE_* or IB_ACCESS_FLUSH_* rights needed
  * @iova: set to the address to access in the returned MR
  *
  * Context: any.
@@ -151,7 +151,7 @@ int sroce_mem_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 qpn,
  * @mr: the MR
  * @pd: the PD of the QP making the access
  * @iova: first byte
- * @len: bytes, at least 1
+ * @len: bytes; 0 checks no range
  * @access: IB_ACCESS_* rights needed (0 for a local read)
  *
  * Return: 0, or -EACCES for a PD mismatch, missing rights, an MR that maps
@@ -162,12 +162,16 @@ int sroce_mr_check(struct sroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
 {
 	u64 end;
 
-	if (mr->ibmr.pd != pd || (mr->access & access) != access)
+	/* A rereg may change both meanwhile (mr.c). */
+	if (READ_ONCE(mr->ibmr.pd) != pd ||
+	    (READ_ONCE(mr->access) & access) != access)
 		return -EACCES;
 	if (mr->type == SROCE_MR_DMA)
 		return 0;
 	if (mr->type == SROCE_MR_FAST && !READ_ONCE(mr->valid))
 		return -EACCES;
+	if (!len)
+		return 0;
 	if (check_add_overflow(iova, len, &end) || iova < mr->ibmr.iova ||
 	    end > mr->ibmr.iova + mr->ibmr.length)
 		return -EACCES;
@@ -279,6 +283,25 @@ u64 sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool cmp_swap, u64 compare,
 		orig = atomic64_fetch_add(swap_add, (atomic64_t *)p);
 	unmap_chunk(mr, p);
 	return orig;
+}
+
+/**
+ * sroce_mr_atomic_write() - the 8-byte store of an ATOMIC WRITE
+ * @mr: the MR; the 8-byte aligned range was checked
+ * @iova: the address
+ * @val: the bytes to store, in memory order
+ *
+ * One aligned 64-bit store, so no reader sees part of it (IBA 1.5, 9.4.7).
+ */
+void sroce_mr_atomic_write(struct sroce_mr *mr, u64 iova, u64 val)
+{
+	u32 chunk;
+	u64 *p;
+
+	p = map_chunk(mr, iova, sizeof(u64), &chunk);
+	/* One 8-byte store, after every store of the requests before it. */
+	smp_store_release(p, val);
+	unmap_chunk(mr, p);
 }
 
 /**

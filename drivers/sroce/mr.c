@@ -7,9 +7,12 @@
  * object, tagged SROCE_KEY_MR or SROCE_KEY_MW, once it is complete.
  *
  * Access rights follow IBA 10.6.3.1: remote write and remote atomic
- * require local write. On-demand paging and the FLUSH rights are not
- * supported (-EOPNOTSUPP); optional flags (relaxed ordering) and the
- * huge-page hint are accepted and ignored, as the RDMA core intends.
+ * require local write. IB_ACCESS_FLUSH_GLOBAL lets FLUSH requests name
+ * the MR (IBA 1.5, 10.6.3.1; kernels without the FLUSH rights cannot ask
+ * for it). On-demand paging and IB_ACCESS_FLUSH_PERSISTENT are not
+ * supported (-EOPNOTSUPP): sroce has no persistent memory to promise.
+ * Optional flags (relaxed ordering) and the huge-page hint are accepted
+ * and ignored, as the RDMA core intends.
  */
 #include <linux/random.h>
 #include <linux/slab.h>
@@ -23,15 +26,14 @@
 #define MR_ACCESS_FLAGS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
 			 IB_ACCESS_MW_BIND | IB_ACCESS_HUGETLB | \
-			 IB_ACCESS_OPTIONAL)
+			 IB_ACCESS_OPTIONAL | IB_ACCESS_FLUSH_GLOBAL)
 
 static int check_access(int access)
 {
 	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IB_ACCESS_LOCAL_WRITE))
 		return -EINVAL;
-	if (access & (IB_ACCESS_ON_DEMAND | IB_ACCESS_FLUSH_GLOBAL |
-		      IB_ACCESS_FLUSH_PERSISTENT))
+	if (access & (IB_ACCESS_ON_DEMAND | IB_ACCESS_FLUSH_PERSISTENT))
 		return -EOPNOTSUPP;
 	if (access & ~MR_ACCESS_FLAGS)
 		return -EINVAL;
@@ -51,8 +53,8 @@ int sroce_key_alloc(struct sroce_dev *sdev, u32 *key)
 	u32 index;
 	int err;
 
-	err = xa_alloc_cyclic(&sdev->keys, &index, NULL,
-			      XA_LIMIT(1, 0xffffff), &next, GFP_KERNEL);
+	err = xa_alloc_cyclic_bh(&sdev->keys, &index, NULL,
+				 XA_LIMIT(1, 0xffffff), &next, GFP_KERNEL);
 	if (err < 0)
 		return err;
 	*key = index << 8 | get_random_u8();
@@ -68,7 +70,7 @@ int sroce_key_alloc(struct sroce_dev *sdev, u32 *key)
  */
 void sroce_key_publish(struct sroce_dev *sdev, u32 key, void *obj, int tag)
 {
-	xa_store(&sdev->keys, key >> 8, xa_tag_pointer(obj, tag), GFP_KERNEL);
+	xa_store_bh(&sdev->keys, key >> 8, xa_tag_pointer(obj, tag), GFP_KERNEL);
 }
 
 /**
@@ -78,7 +80,7 @@ void sroce_key_publish(struct sroce_dev *sdev, u32 key, void *obj, int tag)
  */
 void sroce_key_free(struct sroce_dev *sdev, u32 key)
 {
-	xa_erase(&sdev->keys, key >> 8);
+	xa_erase_bh(&sdev->keys, key >> 8);
 }
 
 static struct sroce_mr *mr_new(struct sroce_dev *sdev, enum sroce_mr_type type,
@@ -217,6 +219,111 @@ struct ib_mr *sroce_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length,
 	return mr_publish(sdev, mr);
 }
 
+/*
+ * Rereg of the PD or the rights alone, keeping the keys. Under the MR's
+ * lock no window is bound and none can be until the change is complete:
+ * a bind counts itself there before it checks the MR (mw.c). The RDMA
+ * core sets ibmr.pd to the same PD after this returns; setting it here
+ * makes it part of the change that the lock orders with binds. The data
+ * path reads both without the lock (sroce_mr_check()): an access sees
+ * the old or the new value, as an access in flight during a rereg may.
+ */
+static struct ib_mr *mr_rereg_in_place(struct sroce_mr *mr, int access,
+				       struct ib_pd *ibpd)
+{
+	int err = 0;
+
+	spin_lock_bh(&mr->lock);
+	if (atomic_read(&mr->num_mw)) {
+		err = -EBUSY;
+	} else {
+		WRITE_ONCE(mr->access, access);
+		WRITE_ONCE(mr->ibmr.pd, ibpd);
+	}
+	spin_unlock_bh(&mr->lock);
+	return err ? ERR_PTR(err) : NULL;
+}
+
+static void mr_unblock_binds(struct sroce_mr *mr)
+{
+	spin_lock_bh(&mr->lock);
+	mr->dying = false;
+	spin_unlock_bh(&mr->lock);
+}
+
+/* No window may be bound to @mr from now on, or -EBUSY if one is. */
+static int mr_block_binds(struct sroce_mr *mr)
+{
+	int err = 0;
+
+	spin_lock_bh(&mr->lock);
+	if (atomic_read(&mr->num_mw))
+		err = -EBUSY;
+	else
+		mr->dying = true;
+	spin_unlock_bh(&mr->lock);
+	return err;
+}
+
+/**
+ * sroce_mr_rereg_user() - ib_device_ops.rereg_user_mr
+ * @ibmr: a user MR; the RDMA core holds its object exclusively
+ * @flags: IB_MR_REREG_TRANS, IB_MR_REREG_PD, IB_MR_REREG_ACCESS
+ * @start: with IB_MR_REREG_TRANS, the user virtual address to register
+ * @length: with IB_MR_REREG_TRANS, its length
+ * @iova: with IB_MR_REREG_TRANS, the address the MR is accessed by
+ * @access: with IB_MR_REREG_ACCESS, the new rights
+ * @ibpd: the PD the MR is to be in: the new one with IB_MR_REREG_PD
+ * @udata: unused
+ *
+ * Reregistration (IBA 11.2.8, Reregister Memory Region) is refused while
+ * memory windows are bound to the MR. The PD and the rights change in
+ * place, and the keys stay. A new translation is a new registration, as
+ * is a change to rights that write (ib_access_writable()) for memory that
+ * was pinned without write access: pages pinned for reading may be
+ * shared, and must not be written. The new MR, with new keys, replaces
+ * the old one in the process's object, and the RDMA core deregisters the
+ * old one; binds to it are blocked meanwhile, so that cannot fail. The
+ * rights are checked as reg_user_mr checks them.
+ *
+ * Return: NULL when the MR was changed in place, the new MR, or an
+ * ERR_PTR: -EBUSY while windows are bound, -EINVAL or -EOPNOTSUPP for
+ * rights or a length that reg_user_mr refuses, or what pinning returned.
+ * On an error the MR is as it was.
+ */
+struct ib_mr *sroce_mr_rereg_user(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct sroce_mr *mr = container_of(ibmr, struct sroce_mr, ibmr);
+	struct ib_mr *new;
+	int err;
+
+	if (mr->type != SROCE_MR_USER)
+		return ERR_PTR(-EINVAL);
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mr->access;
+	err = check_access(access);
+	if (err)
+		return ERR_PTR(err);
+
+	if (!(flags & IB_MR_REREG_TRANS)) {
+		if (mr->umem->writable || !ib_access_writable(access))
+			return mr_rereg_in_place(mr, access, ibpd);
+		/* The same range again, pinned for writing. */
+		start = mr->umem->address;
+		length = mr->ibmr.length;
+		iova = mr->ibmr.iova;
+	}
+	err = mr_block_binds(mr);
+	if (err)
+		return ERR_PTR(err);
+	new = sroce_mr_reg_user(ibpd, start, length, iova, access, udata);
+	if (IS_ERR(new))
+		mr_unblock_binds(mr);
+	return new;
+}
+
 /**
  * sroce_mr_alloc() - ib_device_ops.alloc_mr: an MR for fast registration
  * @ibpd: the PD
@@ -288,15 +395,11 @@ int sroce_mr_map_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 int sroce_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct sroce_mr *mr = container_of(ibmr, struct sroce_mr, ibmr);
-	bool busy;
+	int err;
 
-	spin_lock_bh(&mr->lock);
-	busy = atomic_read(&mr->num_mw);
-	if (!busy)
-		mr->dying = true;
-	spin_unlock_bh(&mr->lock);
-	if (busy)
-		return -EBUSY;
+	err = mr_block_binds(mr);
+	if (err)
+		return err;
 	mr_free(to_sdev(ibmr->device), mr);
 	return 0;
 }

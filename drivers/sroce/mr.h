@@ -39,7 +39,8 @@ enum sroce_mr_type {
  * @valid: a fast-registration MR is registered (SROCE_MR_FAST)
  * @lock: makes the bound-window check of deregistration and a bind
  *	  exclusive
- * @dying: deregistration has begun: no window may be bound
+ * @dying: deregistration, or a rereg that registers anew, has begun: no
+ *	   window may be bound
  * @num_mw: windows bound to the MR
  * @ref: references: one while the MR is registered, one per data-path
  *       user (mem.c)
@@ -69,6 +70,9 @@ void sroce_key_free(struct sroce_dev *sdev, u32 key);
 struct ib_mr *sroce_mr_get_dma(struct ib_pd *ibpd, int access);
 struct ib_mr *sroce_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *sroce_mr_rereg_user(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata);
 struct ib_mr *sroce_mr_alloc(struct ib_pd *ibpd, enum ib_mr_type type,
 			     u32 max_num_sg);
 int sroce_mr_map_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,

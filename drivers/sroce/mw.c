@@ -194,7 +194,7 @@ enum ib_wc_status sroce_mw_bind(struct sroce_qp *qp, const struct sroce_swqe *s)
  * @pd: the PD of the QP the request arrived on
  * @qpn: that QP
  * @va: remote address (an offset, for a zero-based window)
- * @len: bytes, at least 1
+ * @len: bytes; 0 checks the key alone and gives the window's start
  * @access: the IB_ACCESS_REMOTE_* right needed
  * @iova: set to the address in the MR's address space
  *
@@ -213,8 +213,10 @@ struct sroce_mr *sroce_mw_access(struct sroce_mw *mw, u32 rkey,
 	    (mw->access & access) != access)
 		goto out;
 	off = mw->zero_based ? va : va - mw->addr;
-	if ((!mw->zero_based && va < mw->addr) ||
-	    check_add_overflow(off, len, &end) || end > mw->length)
+	if (!len)
+		off = 0;
+	else if ((!mw->zero_based && va < mw->addr) ||
+		 check_add_overflow(off, len, &end) || end > mw->length)
 		goto out;
 	if (refcount_inc_not_zero(&mw->mr->ref)) {
 		mr = mw->mr;

@@ -5,8 +5,12 @@
  * Every packet opcode of IBA vol. 1 table 38 that sroce implements, as
  * data: what the opcode means and which extended headers follow its BTH.
  * Header offsets are derived at module load from the headers present, in
- * the order of IBA 9.2: BTH, DETH, RETH or AtomicETH, AETH,
+ * the order of IBA 9.2: BTH, XRCETH, DETH, FETH, RETH or AtomicETH, AETH,
  * AtomicAckETH, ImmDt or IETH, payload.
+ *
+ * The XRC opcodes (IBA annex A14) are those of RC with the XRC transport
+ * code: they are made from the RC entries at load, and their requests
+ * gain an XRCETH.
  */
 #include <linux/cache.h>
 
@@ -62,6 +66,13 @@ struct sroce_opcode_info sroce_opcodes[256] __ro_after_init = {
 		RC | SEND | LAST | SROCE_OP_IETH,
 	[IB_OPCODE_RC_SEND_ONLY_WITH_INVALIDATE].flags =
 		RC | SEND | ONLY | SROCE_OP_IETH,
+	/* IBA 1.5 table 38: answered by a RDMA READ RESPONSE ONLY. */
+	[SROCE_OPCODE_RC_FLUSH].flags =
+		RC | V | SROCE_OP_REQ | SROCE_OP_FLUSH | ONLY | SROCE_OP_FETH |
+		RETH,
+	[SROCE_OPCODE_RC_ATOMIC_WRITE].flags =
+		RC | V | SROCE_OP_REQ | SROCE_OP_ATOMIC_WRITE |
+		SROCE_OP_PAYLOAD | ONLY | RETH,
 
 	[IB_OPCODE_UC_SEND_FIRST].flags = UC | SEND | FIRST,
 	[IB_OPCODE_UC_SEND_MIDDLE].flags = UC | SEND | MIDDLE,
@@ -88,9 +99,15 @@ static void layout(struct sroce_opcode_info *op)
 {
 	u8 off = sizeof(struct sroce_bth);
 
+	op->xrceth = off;
+	if (op->flags & SROCE_OP_XRCETH)
+		off += sizeof(struct sroce_xrceth);
 	op->deth = off;
 	if (op->flags & SROCE_OP_DETH)
 		off += sizeof(struct sroce_deth);
+	op->feth = off;
+	if (op->flags & SROCE_OP_FETH)
+		off += sizeof(struct sroce_feth);
 	op->reth = off;
 	if (op->flags & SROCE_OP_RETH)
 		off += sizeof(struct sroce_reth);
@@ -115,8 +132,18 @@ static void layout(struct sroce_opcode_info *op)
  */
 void __init sroce_opcode_init(void)
 {
+	u32 f;
 	int i;
 
+	for (i = 0; i <= SROCE_OPCODE_OP_MASK; i++) {
+		f = sroce_opcodes[IB_OPCODE_RC | i].flags;
+		if (!(f & SROCE_OP_VALID))
+			continue;
+		f = (f & ~SROCE_OP_RC) | SROCE_OP_XRC;
+		if (f & SROCE_OP_REQ)
+			f |= SROCE_OP_XRCETH;
+		sroce_opcodes[SROCE_OPCODE_XRC | i].flags = f;
+	}
 	for (i = 0; i < ARRAY_SIZE(sroce_opcodes); i++)
 		if (sroce_opcodes[i].flags & SROCE_OP_VALID)
 			layout(&sroce_opcodes[i]);

@@ -31,6 +31,11 @@
  * @SROCE_OP_ATMACK: has an AtomicAckETH
  * @SROCE_OP_IMMDT: has immediate data
  * @SROCE_OP_IETH: has an IETH (send with invalidate)
+ * @SROCE_OP_FLUSH: FLUSH request (IBA 1.5)
+ * @SROCE_OP_ATOMIC_WRITE: ATOMIC WRITE request (IBA 1.5)
+ * @SROCE_OP_FETH: has a FETH
+ * @SROCE_OP_XRC: extended reliable connection (IBA annex A14)
+ * @SROCE_OP_XRCETH: has an XRCETH
  */
 enum sroce_op_flag {
 	SROCE_OP_VALID = BIT(0),
@@ -57,6 +62,11 @@ enum sroce_op_flag {
 	SROCE_OP_ATMACK = BIT(21),
 	SROCE_OP_IMMDT = BIT(22),
 	SROCE_OP_IETH = BIT(23),
+	SROCE_OP_FLUSH = BIT(24),
+	SROCE_OP_ATOMIC_WRITE = BIT(25),
+	SROCE_OP_FETH = BIT(26),
+	SROCE_OP_XRC = BIT(27),
+	SROCE_OP_XRCETH = BIT(28),
 };
 
 #define SROCE_OP_ONLY	(SROCE_OP_FIRST | SROCE_OP_LAST)
@@ -65,7 +75,9 @@ enum sroce_op_flag {
  * struct sroce_opcode_info - one entry of the opcode table
  * @flags: enum sroce_op_flag bits
  * @hdr_len: bytes of BTH and extended headers
- * @deth: offset of the DETH from the BTH
+ * @xrceth: offset of the XRCETH from the BTH
+ * @deth: offset of the DETH
+ * @feth: offset of the FETH
  * @reth: offset of the RETH or AtomicETH
  * @aeth: offset of the AETH
  * @atmack: offset of the AtomicAckETH
@@ -74,7 +86,9 @@ enum sroce_op_flag {
 struct sroce_opcode_info {
 	u32 flags;
 	u8 hdr_len;
+	u8 xrceth;
 	u8 deth;
+	u8 feth;
 	u8 reth;
 	u8 aeth;
 	u8 atmack;

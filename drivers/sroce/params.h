@@ -30,6 +30,8 @@
 #define SROCE_MAX_PD			0x8000
 #define SROCE_MAX_AH			0x8000
 #define SROCE_MAX_SRQ			0x4000
+#define SROCE_MAX_XRCD			0x4000
+#define SROCE_MAX_SRQN			0xffffff	/* 24 bits, XRCETH */
 #define SROCE_MAX_SRQ_WR		0x4000
 #define SROCE_MAX_SRQ_SGE		SROCE_MAX_SGE
 #define SROCE_MAX_QP_RD_ATOM		128

@@ -26,7 +26,7 @@ static_assert(sizeof(struct sroce_send_wqe) == 64);
 static_assert(sizeof(struct sroce_recv_wqe) == 16);
 
 static int check_init_attr(struct sroce_dev *sdev,
-			   const struct ib_qp_init_attr *init)
+			   const struct ib_qp_init_attr *init, bool user)
 {
 	const struct ib_qp_cap *cap = &init->cap;
 
@@ -39,6 +39,18 @@ static int check_init_attr(struct sroce_dev *sdev,
 		if (init->port_num != 1)
 			return -EINVAL;
 		break;
+	case IB_QPT_XRC_INI:
+		/* Its WQEs name a remote SRQ, which ib_send_wr cannot. */
+		if (!user)
+			return -EOPNOTSUPP;
+		if (init->srq || cap->max_recv_wr || cap->max_recv_sge)
+			return -EINVAL;
+		break;
+	case IB_QPT_XRC_TGT:
+		/* Created for the XRC domain, with no queue of its own. */
+		if (!init->xrcd)
+			return -EINVAL;
+		return init->create_flags ? -EOPNOTSUPP : 0;
 	default:
 		return -EOPNOTSUPP;
 	}
@@ -54,7 +66,11 @@ static int check_init_attr(struct sroce_dev *sdev,
 	return 0;
 }
 
-/* Size the rings, allocate them and report what they hold. */
+/*
+ * Size the rings, allocate them and report what they hold. An XRC target
+ * QP sends only responses: its SQ is one unused entry, which keeps the
+ * send engine's view of an empty ring.
+ */
 static int init_queues(struct sroce_qp *qp, struct ib_qp_init_attr *init)
 {
 	enum sroce_queue_side side = qp->user ? SROCE_QUEUE_USER_PRODUCER :
@@ -63,19 +79,23 @@ static int init_queues(struct sroce_qp *qp, struct ib_qp_init_attr *init)
 	u32 room, size;
 	int err;
 
+	if (init->qp_type == IB_QPT_XRC_TGT)
+		memset(cap, 0, sizeof(*cap));
 	room = max(cap->max_send_sge * sizeof(struct sroce_sge),
 		   cap->max_inline_data);
 	size = ALIGN(sizeof(struct sroce_send_wqe) + room, 64);
-	err = sroce_queue_init(&qp->sq, cap->max_send_wr, size, side);
+	err = sroce_queue_init(&qp->sq, max(cap->max_send_wr, 1U), size, side);
 	if (err)
 		return err;
 	room = size - sizeof(struct sroce_send_wqe);
-	cap->max_send_wr = qp->sq.num_entries;
-	cap->max_send_sge = min_t(u32, room / sizeof(struct sroce_sge),
-				  SROCE_MAX_SEND_SGE);
-	cap->max_inline_data = min_t(u32, room, SROCE_MAX_INLINE_DATA);
+	if (init->qp_type != IB_QPT_XRC_TGT) {
+		cap->max_send_wr = qp->sq.num_entries;
+		cap->max_send_sge = min_t(u32, room / sizeof(struct sroce_sge),
+					  SROCE_MAX_SEND_SGE);
+		cap->max_inline_data = min_t(u32, room, SROCE_MAX_INLINE_DATA);
+	}
 
-	if (init->srq) {
+	if (!sroce_qp_has_rq(qp)) {
 		cap->max_recv_wr = 0;
 		cap->max_recv_sge = 0;
 	} else {
@@ -100,7 +120,7 @@ err_sq:
 
 static void cleanup_queues(struct sroce_qp *qp)
 {
-	if (!qp->srq)
+	if (sroce_qp_has_rq(qp))
 		sroce_queue_cleanup(&qp->rq);
 	sroce_queue_cleanup(&qp->sq);
 }
@@ -114,7 +134,7 @@ static int publish_queues(struct sroce_qp *qp, struct ib_udata *udata)
 	err = sroce_queue_publish(&qp->sq, uctx, &resp.sq);
 	if (err)
 		return err;
-	if (!qp->srq) {
+	if (sroce_qp_has_rq(qp)) {
 		err = sroce_queue_publish(&qp->rq, uctx, &resp.rq);
 		if (err)
 			return err;
@@ -130,11 +150,11 @@ static int alloc_qpn(struct sroce_dev *sdev, enum ib_qp_type type, u32 *qpn)
 
 	if (type == IB_QPT_GSI) {
 		*qpn = 1;
-		return xa_insert(&sdev->qps, 1, NULL, GFP_KERNEL);
+		return xa_insert_bh(&sdev->qps, 1, NULL, GFP_KERNEL);
 	}
-	err = xa_alloc_cyclic(&sdev->qps, qpn, NULL,
-			      XA_LIMIT(SROCE_FIRST_QPN, SROCE_MAX_QPN),
-			      &next, GFP_KERNEL);
+	err = xa_alloc_cyclic_bh(&sdev->qps, qpn, NULL,
+				 XA_LIMIT(SROCE_FIRST_QPN, SROCE_MAX_QPN),
+				 &next, GFP_KERNEL);
 	return err < 0 ? err : 0;
 }
 
@@ -156,7 +176,7 @@ int sroce_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	u32 qpn;
 	int err;
 
-	err = check_init_attr(sdev, init);
+	err = check_init_attr(sdev, init, !!udata);
 	if (err)
 		return err;
 	err = sroce_dev_obj_get(sdev, SROCE_OBJ_QP);
@@ -170,9 +190,10 @@ int sroce_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	refcount_set(&qp->ref, 1);
 	init_completion(&qp->released);
 	qp->state = IB_QPS_RESET;
-	qp->scq = to_scq(init->send_cq);
-	qp->rcq = to_scq(init->recv_cq);
+	qp->scq = init->send_cq ? to_scq(init->send_cq) : NULL;
+	qp->rcq = init->recv_cq ? to_scq(init->recv_cq) : NULL;
 	qp->srq = init->srq ? to_ssrq(init->srq) : NULL;
+	qp->xrcd = init->qp_type == IB_QPT_XRC_TGT ? init->xrcd : NULL;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->user = !!udata;
 
@@ -197,11 +218,11 @@ int sroce_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 	/* Posting before RTS rings the doorbell; RTS runs the engine anyway. */
 	WRITE_ONCE(qp->sq.hdr->flags, SROCE_QUEUE_NEED_WAKEUP);
-	xa_store(&sdev->qps, qpn, qp, GFP_KERNEL);
+	xa_store_bh(&sdev->qps, qpn, qp, GFP_KERNEL);
 	return 0;
 
 err_qpn:
-	xa_erase(&sdev->qps, qpn);
+	xa_erase_bh(&sdev->qps, qpn);
 err_req:
 	sroce_req_cleanup(qp);
 err_dst:
@@ -231,7 +252,7 @@ int sroce_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct sroce_dev *sdev = to_sdev(ibqp->device);
 	struct sroce_qp *qp = to_sqp(ibqp);
 
-	xa_erase(&sdev->qps, ibqp->qp_num);
+	xa_erase_bh(&sdev->qps, ibqp->qp_num);
 	sroce_qp_put(qp);
 	wait_for_completion(&qp->released);
 	WRITE_ONCE(qp->dying, true);
@@ -489,9 +510,9 @@ static int post_one_send(struct sroce_qp *qp, const struct ib_send_wr *wr)
  * it; the send engine then runs here, in process context.
  *
  * Context: any, for a kernel QP.
- * Return: 0, -EINVAL for a QP in RESET or a bad work request (too many
- * SGEs, inline data too long, an opcode we lack; a user QP passing work
- * requests), -ENOMEM when the SQ is full.
+ * Return: 0, -EINVAL for a QP in RESET, an XRC target QP (it has no SQ)
+ * or a bad work request (too many SGEs, inline data too long, an opcode
+ * we lack; a user QP passing work requests), -ENOMEM when the SQ is full.
  */
 int sroce_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		       const struct ib_send_wr **bad_wr)
@@ -500,6 +521,10 @@ int sroce_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	unsigned long flags;
 	int err = 0;
 
+	if (ibqp->qp_type == IB_QPT_XRC_TGT) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	if (qp->user) {
 		if (wr) {
 			*bad_wr = wr;
@@ -534,8 +559,8 @@ int sroce_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
  * only when the RQ's flags ask for it (the QP is in the error state).
  *
  * Context: any, for a kernel QP.
- * Return: 0, -EINVAL for a QP in RESET, on an SRQ, or a WR with too many
- * SGEs, -ENOMEM when the ring is full.
+ * Return: 0, -EINVAL for a QP in RESET, without an RQ of its own (on an
+ * SRQ, or XRC), or a WR with too many SGEs, -ENOMEM when the ring is full.
  */
 int sroce_qp_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad_wr)
@@ -544,7 +569,7 @@ int sroce_qp_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	int err = 0;
 
-	if (qp->srq || (qp->user && wr)) {
+	if (!sroce_qp_has_rq(qp) || (qp->user && wr)) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}

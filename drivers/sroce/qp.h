@@ -69,11 +69,12 @@ struct sroce_qp_attr {
  * @state: QP state; engines read it without the lock (READ_ONCE) and
  *         re-check it at each run
  * @sq: send queue ring; its consumer is the send engine (@req)
- * @rq: receive queue ring, unused when @srq is set; its consumer is the
- *      receive engine (@resp)
- * @scq: send CQ
- * @rcq: receive CQ
+ * @rq: receive queue ring, unused unless sroce_qp_has_rq(); its consumer
+ *      is the receive engine (@resp)
+ * @scq: send CQ (NULL for an XRC target QP)
+ * @rcq: receive CQ (NULL for XRC QPs)
  * @srq: shared receive queue, or NULL
+ * @xrcd: an XRC target QP's XRC domain, whose SRQs its requests name
  * @cap: the sizes reported to the consumer
  * @sq_sig_all: every send WR is signaled
  * @user: the rings are shared with a process
@@ -102,6 +103,7 @@ struct sroce_qp {
 	struct sroce_cq *scq;
 	struct sroce_cq *rcq;
 	struct sroce_srq *srq;
+	struct ib_xrcd *xrcd;
 	struct ib_qp_cap cap;
 	bool sq_sig_all;
 	bool user;
@@ -121,6 +123,24 @@ struct sroce_qp {
 static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct sroce_qp, ibqp);
+}
+
+/*
+ * Reliable connected QPs: RC and both ends of XRC (IBA annex A14), which
+ * acknowledge, retransmit and keep responder resources as RC does.
+ */
+static inline bool sroce_qp_is_reliable(const struct sroce_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_RC ||
+	       qp->ibqp.qp_type == IB_QPT_XRC_INI ||
+	       qp->ibqp.qp_type == IB_QPT_XRC_TGT;
+}
+
+/* A receive queue of its own: not on an SRQ, and not an XRC QP. */
+static inline bool sroce_qp_has_rq(const struct sroce_qp *qp)
+{
+	return !qp->srq && qp->ibqp.qp_type != IB_QPT_XRC_INI &&
+	       qp->ibqp.qp_type != IB_QPT_XRC_TGT;
 }
 
 int sroce_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,

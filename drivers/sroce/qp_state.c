@@ -27,7 +27,8 @@
 #include "qp_state.h"
 
 #define QP_ACCESS_FLAGS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			 IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT)
 
 /* Range checks of IBA 11.2.4.2 and of our device limits. */
 static int check_ranges(const struct ib_qp_attr *attr, int mask)
@@ -161,12 +162,12 @@ static void reset_qp(struct sroce_qp *qp)
 	sroce_req_stop(qp);
 	sroce_resp_stop(qp);
 	sroce_queue_discard(&qp->sq);
-	if (!qp->srq)
+	if (sroce_qp_has_rq(qp))
 		sroce_queue_discard(&qp->rq);
 	sroce_req_reset(qp);
 	sroce_resp_reset(qp);
 	WRITE_ONCE(qp->sq.hdr->flags, SROCE_QUEUE_NEED_WAKEUP);
-	if (!qp->srq)
+	if (sroce_qp_has_rq(qp))
 		WRITE_ONCE(qp->rq.hdr->flags, 0);
 	qp->drained = false;
 	memset(&qp->attr, 0, sizeof(qp->attr));

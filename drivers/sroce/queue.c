@@ -240,6 +240,40 @@ void sroce_queue_discard(struct sroce_queue *q)
 }
 
 /**
+ * sroce_queue_move() - move the pending entries of a ring into a new one
+ * @from: the ring being replaced; the caller holds both sides' locks, or
+ *	  the kernel's side's lock and userspace was told not to touch it
+ * @to: an empty ring with entries of the same size
+ *
+ * The entries posted and not yet consumed are copied, oldest first, to
+ * indices 0, 1, ... of @to, whose producer index then counts them and
+ * whose consumer index is 0 (a resize, IBA 11.2.1.?, 11.2.3.3).
+ *
+ * Return: 0, or -EINVAL when they do not fit or an index userspace wrote
+ * cannot be right.
+ */
+int sroce_queue_move(struct sroce_queue *from, struct sroce_queue *to)
+{
+	u32 prod, cons, count, i;
+
+	load_indices(from, &prod, &cons);
+	count = prod - cons;
+	if (count > from->num_entries || count > to->num_entries ||
+	    from->entry_size != to->entry_size)
+		return -EINVAL;
+	for (i = 0; i < count; i++)
+		memcpy(sroce_queue_slot(to, i), sroce_queue_slot(from, cons + i),
+		       to->entry_size);
+	to->prod = count;
+	to->cons = 0;
+	/* The entries are in place before the indices that cover them. */
+	smp_store_release(&to->hdr->producer, count);
+	/* As above. */
+	smp_store_release(&to->hdr->consumer, 0);
+	return 0;
+}
+
+/**
  * sroce_queue_mmap() - ib_device_ops.mmap: map a published ring
  * @uctx: the user context
  * @vma: the mapping; its offset selects the ring, its length must match

@@ -89,11 +89,19 @@ static bool qp_takes(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 	case IB_QPT_UC:
 		transport = SROCE_OP_UC;
 		break;
+	case IB_QPT_XRC_INI:
+		/* XRC splits the two halves (IBA annex A14): responses here, */
+		transport = SROCE_OP_XRC | SROCE_OP_RESP;
+		break;
+	case IB_QPT_XRC_TGT:
+		/* and requests here. */
+		transport = SROCE_OP_XRC | SROCE_OP_REQ;
+		break;
 	default:
 		transport = SROCE_OP_UD;
 		break;
 	}
-	if (!(pkt->flags & transport))
+	if ((pkt->flags & transport) != transport)
 		return false;
 	if (pkt->flags & SROCE_OP_REQ)
 		return state >= IB_QPS_RTR && state <= IB_QPS_SQE;

@@ -13,7 +13,9 @@
  *   ONLY; a zero-length message is one ONLY packet.
  * - READ: one request packet, but it consumes one PSN per response packet
  *   (IBA 9.7.4.1.4).
- * - Atomics: one packet, one PSN.
+ * - Atomics, ATOMIC_WRITE (8 bytes of payload) and FLUSH: one packet,
+ *   one PSN; each is answered by a response of its own (IBA 9.4.5 to
+ *   9.4.7).
  *
  * On RC, the last packet of every message and every SROCE_REQ_ACK_EVERY-th
  * packet ask for an acknowledgment, and a READ or atomic starts only while
@@ -72,19 +74,22 @@ struct sroce_swqe *sroce_req_swqe(struct sroce_qp *qp, u32 index)
 
 static u32 wqe_mask(u32 opcode)
 {
+	const u32 rc = BIT(IB_QPT_RC) | BIT(IB_QPT_XRC_INI);
+
 	switch (opcode) {
 	case IB_UVERBS_WR_SEND:
 	case IB_UVERBS_WR_SEND_WITH_IMM:
-		return BIT(IB_QPT_RC) | BIT(IB_QPT_UC) | BIT(IB_QPT_UD) |
-		       BIT(IB_QPT_GSI);
+		return rc | BIT(IB_QPT_UC) | BIT(IB_QPT_UD) | BIT(IB_QPT_GSI);
 	case IB_UVERBS_WR_RDMA_WRITE:
 	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
-		return BIT(IB_QPT_RC) | BIT(IB_QPT_UC);
+		return rc | BIT(IB_QPT_UC);
 	case IB_UVERBS_WR_SEND_WITH_INV:
 	case IB_UVERBS_WR_RDMA_READ:
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
-		return BIT(IB_QPT_RC);
+	case SROCE_WR_ATOMIC_WRITE:
+	case SROCE_WR_FLUSH:
+		return rc;
 	case IB_UVERBS_WR_BIND_MW:
 	case IB_UVERBS_WR_LOCAL_INV:
 		return BIT(IB_QPT_RC) | BIT(IB_QPT_UC);
@@ -100,11 +105,13 @@ static bool is_local(u32 opcode)
 	       opcode == IB_UVERBS_WR_LOCAL_INV || opcode == IB_WR_REG_MR;
 }
 
-static bool is_rd_atomic(u32 opcode)
+/* Requests of one packet without payload. */
+static bool is_bare_request(u32 opcode)
 {
 	return opcode == IB_UVERBS_WR_RDMA_READ ||
 	       opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
-	       opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+	       opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD ||
+	       opcode == SROCE_WR_FLUSH;
 }
 
 /* Resolve a UD destination; the AH is read under its table's lock. */
@@ -153,6 +160,9 @@ static enum ib_wc_status fetch_wqe(struct sroce_qp *qp, u32 index,
 	}
 	if (!(wqe_mask(hdr.opcode) & BIT(qp->ibqp.qp_type)))
 		return IB_WC_LOC_QP_OP_ERR;
+	/* IBA annex A14: every XRC message names the target's SRQ. */
+	if (qp->ibqp.qp_type == IB_QPT_XRC_INI)
+		s->xrc_srqn = hdr.xrc_remote_srqn & SROCE_QPN_MASK;
 	if (hdr.opcode == IB_UVERBS_WR_BIND_MW) {
 		s->rkey = hdr.wr.bind_mw.mw_rkey;
 		s->remote_addr = hdr.wr.bind_mw.addr;
@@ -163,9 +173,29 @@ static enum ib_wc_status fetch_wqe(struct sroce_qp *qp, u32 index,
 	}
 	if (hdr.opcode == IB_UVERBS_WR_LOCAL_INV)
 		return IB_WC_SUCCESS;
+	if (hdr.opcode == SROCE_WR_ATOMIC_WRITE) {
+		/* IBA 9.4.7: 8 bytes, to an 8-byte aligned address. */
+		s->remote_addr = hdr.wr.atomic_write.remote_addr;
+		s->rkey = hdr.wr.atomic_write.rkey;
+		memcpy(s->sge, hdr.wr.atomic_write.data,
+		       sizeof(hdr.wr.atomic_write.data));
+		s->length = sizeof(hdr.wr.atomic_write.data);
+		return IB_WC_SUCCESS;
+	}
+	if (hdr.opcode == SROCE_WR_FLUSH) {
+		/* IBA 9.4.6: the range is the RETH's; nothing local. */
+		if (hdr.wr.flush.length > U32_MAX)
+			return IB_WC_LOC_LEN_ERR;
+		s->remote_addr = hdr.wr.flush.remote_addr;
+		s->rkey = hdr.wr.flush.rkey;
+		s->length = hdr.wr.flush.length;
+		s->flush_type = hdr.wr.flush.type;
+		s->flush_level = hdr.wr.flush.level;
+		return IB_WC_SUCCESS;
+	}
 
 	if (hdr.send_flags & IB_SEND_INLINE) {
-		if (is_rd_atomic(hdr.opcode) ||
+		if (sroce_wr_is_rd_atomic(hdr.opcode) ||
 		    hdr.inline_len > qp->cap.max_inline_data)
 			return IB_WC_LOC_LEN_ERR;
 		memcpy(s->sge, w->sge, hdr.inline_len);
@@ -215,8 +245,8 @@ static enum ib_wc_status fetch_wqe(struct sroce_qp *qp, u32 index,
 /* Packets a WQE's message occupies in the PSN space. */
 static u32 wqe_npkts(struct sroce_qp *qp, const struct sroce_swqe *s)
 {
-	if (s->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
-	    s->opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD)
+	if (s->opcode != IB_UVERBS_WR_RDMA_READ &&
+	    sroce_wr_is_rd_atomic(s->opcode))
 		return 1;
 	return max(DIV_ROUND_UP(s->length, qp->mtu), 1U);
 }
@@ -225,8 +255,14 @@ static u32 wqe_npkts(struct sroce_qp *qp, const struct sroce_swqe *s)
 static u8 packet_opcode(struct sroce_qp *qp, const struct sroce_swqe *s,
 			bool first, bool last)
 {
-	u8 base = qp->ibqp.qp_type == IB_QPT_RC ? IB_OPCODE_RC :
-		  qp->ibqp.qp_type == IB_QPT_UC ? IB_OPCODE_UC : IB_OPCODE_UD;
+	static const u8 bases[] = {
+		[IB_QPT_RC] = IB_OPCODE_RC,
+		[IB_QPT_UC] = IB_OPCODE_UC,
+		[IB_QPT_UD] = IB_OPCODE_UD,
+		[IB_QPT_GSI] = IB_OPCODE_UD,
+		[IB_QPT_XRC_INI] = SROCE_OPCODE_XRC,
+	};
+	u8 base = bases[qp->ibqp.qp_type];
 	bool imm = s->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
 		   s->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
 	u8 op;
@@ -238,6 +274,10 @@ static u8 packet_opcode(struct sroce_qp *qp, const struct sroce_swqe *s,
 		return base + IB_OPCODE_COMPARE_SWAP;
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
 		return base + IB_OPCODE_FETCH_ADD;
+	case SROCE_WR_ATOMIC_WRITE:
+		return base + SROCE_OPCODE_RC_ATOMIC_WRITE;
+	case SROCE_WR_FLUSH:
+		return base + SROCE_OPCODE_RC_FLUSH;
 	case IB_UVERBS_WR_RDMA_WRITE:
 	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
 		if (first && last)
@@ -275,12 +315,17 @@ static void fill_ext_headers(struct sroce_qp *qp, const struct sroce_swqe *s,
 	struct sroce_atmeth *atm = (void *)skb->data + op->reth;
 	u32 qkey;
 
+	if (op->flags & SROCE_OP_XRCETH)
+		sroce_xrceth_set((void *)skb->data + op->xrceth, s->xrc_srqn);
 	if (op->flags & SROCE_OP_DETH) {
 		/* IBA 10.2.5: a Q_Key with the high bit set means the QP's. */
 		qkey = s->remote_qkey & BIT(31) ? qp->attr.qkey : s->remote_qkey;
 		sroce_deth_set((void *)skb->data + op->deth, qkey,
 			       qp->ibqp.qp_num);
 	}
+	if (op->flags & SROCE_OP_FETH)
+		sroce_feth_set((void *)skb->data + op->feth, s->flush_type,
+			       s->flush_level);
 	if (op->flags & SROCE_OP_RETH) {
 		reth->va = cpu_to_be64(s->remote_addr + offset);
 		reth->rkey = cpu_to_be32(s->rkey);
@@ -351,14 +396,14 @@ static enum ib_wc_status send_packet(struct sroce_qp *qp, struct sroce_swqe *s)
 	struct sk_buff *skb;
 	u8 opcode;
 
-	/* READ and atomic requests are one packet without payload. */
-	single = is_rd_atomic(s->opcode);
+	/* READ, atomic and FLUSH requests: one packet, no payload. */
+	single = is_bare_request(s->opcode);
 	paylen = single ? 0 : min(s->length - req->offset, qp->mtu);
 	last = single || req->offset + paylen == s->length;
 	opcode = packet_opcode(qp, s, req->offset == 0, last);
 	op = &sroce_opcodes[opcode];
 	pad = -paylen & 3;
-	ackreq = qp->ibqp.qp_type == IB_QPT_RC &&
+	ackreq = sroce_qp_is_reliable(qp) &&
 		 (last || !(psn % SROCE_REQ_ACK_EVERY));
 
 	skb = sroce_net_alloc_skb(sdev, av, op->hdr_len + paylen + pad +
@@ -479,7 +524,7 @@ static bool may_start(struct sroce_qp *qp, u32 index)
 
 	if ((flags & IB_SEND_FENCE) && qp->req.rd_atomic)
 		return false;
-	return !is_rd_atomic(opcode) || qp->req.rd_atomic < max;
+	return !sroce_wr_is_rd_atomic(opcode) || qp->req.rd_atomic < max;
 }
 
 /*
@@ -509,7 +554,7 @@ static bool start_next(struct sroce_qp *qp)
 	req->next_psn = sroce_psn_add(s->last_psn, 1);
 	sroce_req_seek(qp, req->next, 0);
 	req->next++;
-	if (is_rd_atomic(s->opcode))
+	if (sroce_wr_is_rd_atomic(s->opcode))
 		req->rd_atomic++;
 	if (status == IB_WC_SUCCESS && is_local(s->opcode)) {
 		/* Done here, in WQE order; no PSN is used. */
@@ -530,7 +575,7 @@ static bool window_open(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
 
-	if (qp->ibqp.qp_type != IB_QPT_RC)
+	if (!sroce_qp_is_reliable(qp))
 		return true;
 	return !req->rnr_wait &&
 	       sroce_psn_diff(req->psn, req->unacked_psn) < req->cwnd;
@@ -572,8 +617,8 @@ static bool send_packets(struct sroce_qp *qp, int budget)
 		}
 		if (req->offset < s->length)
 			continue;
-		s->state = qp->ibqp.qp_type == IB_QPT_RC ? SROCE_SWQE_SENT :
-							   SROCE_SWQE_DONE;
+		s->state = sroce_qp_is_reliable(qp) ? SROCE_SWQE_SENT :
+						      SROCE_SWQE_DONE;
 		sroce_req_seek(qp, req->cur + 1, 0);
 	}
 	arm_timer(qp);
@@ -582,12 +627,15 @@ static bool send_packets(struct sroce_qp *qp, int budget)
 
 /*
  * Tell the process whether to ring the doorbell for new WQEs (see the ABI
- * header): not while responses outstanding will run us anyway. Setting the
- * flag is followed by a last look at the ring, which the process's
- * barrier pairs with.
+ * header): not while responses outstanding will run us anyway. In ERR or
+ * SQE nothing will arrive and every new WQE is to be flushed, so the
+ * process must always ring. Setting the flag is followed by a last look
+ * at the ring, which the process's barrier pairs with.
  */
 static bool update_wakeup(struct sroce_qp *qp)
 {
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	bool error = state == IB_QPS_ERR || state == IB_QPS_SQE;
 	struct sroce_req *req = &qp->req;
 	u32 count;
 
@@ -595,7 +643,7 @@ static bool update_wakeup(struct sroce_qp *qp)
 		return false;
 	/* Only RC waits for acknowledgments; UC and UD are done when sent. */
 	if (req->cur != req->next ||
-	    (qp->ibqp.qp_type == IB_QPT_RC &&
+	    (!error && sroce_qp_is_reliable(qp) &&
 	     req->next_psn != req->unacked_psn)) {
 		WRITE_ONCE(qp->sq.hdr->flags, 0);
 		return false;
@@ -604,7 +652,7 @@ static bool update_wakeup(struct sroce_qp *qp)
 	smp_mb();	/* flag before producer; pairs with the provider */
 	return !sroce_queue_count(&qp->sq, &count) &&
 	       req->next != qp->sq.cons + count &&
-	       READ_ONCE(qp->state) == IB_QPS_RTS;
+	       (state == IB_QPS_RTS || error);
 }
 
 static bool req_engine(struct sroce_task *task)

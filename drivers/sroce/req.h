@@ -46,12 +46,15 @@ enum sroce_swqe_state {
  * @av: destination (UD), copied from the AH when the WQE was fetched
  * @remote_qpn: destination QP (UD)
  * @remote_qkey: Q_Key (UD)
+ * @xrc_srqn: the target's XRC SRQ (XRC send QP)
  * @first_psn: PSN of the first packet
  * @last_psn: PSN of the last packet (of the response, for a READ)
  * @state: enum sroce_swqe_state
  * @status: completion status once DONE
  * @signaled: completes with a CQE even on success
  * @read_off: bytes of READ response data received
+ * @flush_type: FLUSH: placement type (FETH PLT)
+ * @flush_level: FLUSH: selectivity level (FETH SEL)
  * @sge: scatter/gather list, or inline data when @num_sge is 0
  */
 struct sroce_swqe {
@@ -70,6 +73,7 @@ struct sroce_swqe {
 	int bind_access;
 	struct sroce_av av;
 	u32 remote_qpn;
+	u32 xrc_srqn;
 	u32 remote_qkey;
 	u32 first_psn;
 	u32 last_psn;
@@ -77,6 +81,8 @@ struct sroce_swqe {
 	u8 status;
 	bool signaled;
 	u32 read_off;
+	u8 flush_type;
+	u8 flush_level;
 	struct sroce_sge sge[];
 };
 
@@ -137,6 +143,24 @@ struct sroce_req {
 	u8 backoff;
 	u32 cwnd;
 };
+
+/**
+ * sroce_wr_is_rd_atomic() - does a work request wait for a response?
+ * @opcode: IB_UVERBS_WR_* value
+ *
+ * READ, the atomics, ATOMIC_WRITE and FLUSH are each answered by a
+ * response of their own and use one of the responder's resources, so at
+ * most max_rd_atomic of them are outstanding (IBA 9.4.4 to 9.4.7).
+ *
+ * Return: true for those.
+ */
+static inline bool sroce_wr_is_rd_atomic(u32 opcode)
+{
+	return opcode == IB_UVERBS_WR_RDMA_READ ||
+	       opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+	       opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD ||
+	       opcode == SROCE_WR_ATOMIC_WRITE || opcode == SROCE_WR_FLUSH;
+}
 
 int sroce_req_init(struct sroce_qp *qp);
 void sroce_req_cleanup(struct sroce_qp *qp);

@@ -12,12 +12,15 @@
  *   resource (reads may be re-executed), an atomic is answered again with
  *   the value saved when it executed (atomics are never re-executed).
  *   UC only resynchronises on the first packet of a message; UD has no
- *   PSN check.
+ *   PSN check. ATOMIC_WRITE and FLUSH are, like atomics, executed once
+ *   and only their response repeated.
  * - Opcode sequence and QP access rights (9.7.5.1.2, 10.2.4.?).
  * - Execution: SEND scatters into a receive WQE taken from the RQ or SRQ,
  *   and a missing one earns an RNR NAK (9.7.5.2.8); WRITE, READ and
  *   atomics check the rkey, the PD, the rights and the range through
- *   mem.c, so they never touch memory outside the MR.
+ *   mem.c, so they never touch memory outside the MR. ATOMIC_WRITE and
+ *   FLUSH (IBA 1.5) are answered by an RDMA READ RESPONSE ONLY without
+ *   payload.
  * - Acknowledgment: a packet with AckReq is acknowledged; the ACKs of one
  *   engine run are coalesced into the last one (9.7.5.1.5). READ and
  *   atomic responses acknowledge by themselves.
@@ -61,9 +64,14 @@ static struct sroce_dev *qp_dev(struct sroce_qp *qp)
 static struct sk_buff *resp_alloc(struct sroce_qp *qp, u8 opcode, u32 psn,
 				  u32 paylen)
 {
-	const struct sroce_opcode_info *op = &sroce_opcodes[opcode];
+	const struct sroce_opcode_info *op;
 	u32 pad = -paylen & 3;
 	struct sk_buff *skb;
+
+	/* An XRC target answers with the XRC opcodes (IBA annex A14). */
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		opcode = SROCE_OPCODE_XRC | (opcode & SROCE_OPCODE_OP_MASK);
+	op = &sroce_opcodes[opcode];
 
 	skb = sroce_net_alloc_skb(qp_dev(qp), &qp->attr.av, op->hdr_len +
 				  paylen + pad + SROCE_ICRC_SIZE);
@@ -112,17 +120,42 @@ static void send_atomic_ack(struct sroce_qp *qp, u32 psn, u64 orig)
 	resp_xmit(qp, skb);
 }
 
-/* Post a receive completion for the WQE held, and let it go. */
+/* IBA 1.5: ATOMIC_WRITE and FLUSH are answered by an empty READ response. */
+static void send_empty_read_resp(struct sroce_qp *qp, u32 psn)
+{
+	struct sk_buff *skb;
+
+	skb = resp_alloc(qp, IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY, psn, 0);
+	if (!skb)
+		return;
+	resp_xmit(qp, skb);
+}
+
+/*
+ * Post a receive completion for the WQE held, and let it go. An XRC
+ * target's goes to the CQ of the XRC SRQ the WQE came from, if that SRQ
+ * still exists (IBA annex A14).
+ */
 static void complete_rwqe(struct sroce_qp *qp, struct ib_wc *wc, bool se)
 {
 	struct sroce_resp *resp = &qp->resp;
+	struct sroce_srq *xsrq = NULL;
+	struct sroce_cq *cq = qp->rcq;
 
 	wc->wr_id = resp->rwqe.wr_id;
 	wc->qp = &qp->ibqp;
 	wc->port_num = 1;
 	resp->have_rwqe = false;
-	if (sroce_cq_post(qp->rcq, wc, se))
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT) {
+		xsrq = sroce_srq_get_xrc(qp_dev(qp), resp->xsrqn, qp->xrcd);
+		if (!xsrq)
+			return;
+		cq = to_scq(xsrq->ibsrq.ext.cq);
+	}
+	if (sroce_cq_post(cq, wc, se))
 		sroce_qp_fail(qp, IB_WC_GENERAL_ERR);
+	if (xsrq)
+		sroce_srq_put(xsrq);
 }
 
 static void fail_rwqe(struct sroce_qp *qp, enum ib_wc_status status)
@@ -144,8 +177,8 @@ static int take_rwqe(struct sroce_qp *qp)
 	int ret;
 	u32 num;
 
-	if (qp->srq) {
-		ret = sroce_srq_take(qp->srq, &resp->rwqe);
+	if (qp->srq || resp->xsrq) {
+		ret = sroce_srq_take(qp->srq ?: resp->xsrq, &resp->rwqe);
 		if (ret <= 0)
 			return ret;
 	} else {
@@ -194,11 +227,20 @@ static bool size_ok(struct sroce_qp *qp, const struct sroce_pkt *pkt, u32 left)
 	return pkt->paylen == qp->mtu && (!left || left > pkt->paylen);
 }
 
+/*
+ * The PD that the request's memory accesses are checked against: an XRC
+ * target QP has none, and uses its XRC SRQ's (IBA annex A14).
+ */
+static struct ib_pd *resp_pd(struct sroce_qp *qp)
+{
+	return qp->resp.xsrq ? qp->resp.xsrq->ibsrq.pd : qp->ibqp.pd;
+}
+
 /* Check a remote access: the MR, referenced, and the address in it. */
 static struct sroce_mr *remote_mr(struct sroce_qp *qp, u32 rkey, u64 va,
 				  u32 len, int access, u64 *iova)
 {
-	return sroce_mem_get_remote(qp_dev(qp), qp->ibqp.pd, qp->ibqp.qp_num,
+	return sroce_mem_get_remote(qp_dev(qp), resp_pd(qp), qp->ibqp.qp_num,
 				    rkey, va, len, access, iova);
 }
 
@@ -220,7 +262,7 @@ static enum resp_result do_send(struct sroce_qp *qp, struct sk_buff *skb)
 		fail_rwqe(qp, IB_WC_REM_INV_REQ_ERR);
 		return RESP_INV_REQ;
 	}
-	err = sroce_sgl_copy_in(qp_dev(qp), qp->ibqp.pd, &resp->sgl, skb,
+	err = sroce_sgl_copy_in(qp_dev(qp), resp_pd(qp), &resp->sgl, skb,
 				op->hdr_len, pkt->paylen);
 	if (err) {
 		fail_rwqe(qp, err == -ENOSPC ? IB_WC_LOC_LEN_ERR :
@@ -238,7 +280,7 @@ static enum resp_result do_send(struct sroce_qp *qp, struct sk_buff *skb)
 	} else if (pkt->flags & SROCE_OP_IETH) {
 		wc.ex.invalidate_rkey = be32_to_cpu(((struct sroce_ieth *)
 				sroce_pkt_hdr(skb, op->immdt))->rkey);
-		if (sroce_mem_invalidate(qp_dev(qp), qp->ibqp.pd,
+		if (sroce_mem_invalidate(qp_dev(qp), resp_pd(qp),
 					 qp->ibqp.qp_num,
 					 wc.ex.invalidate_rkey)) {
 			fail_rwqe(qp, IB_WC_REM_INV_REQ_ERR);
@@ -352,6 +394,7 @@ static enum resp_result do_read(struct sroce_qp *qp, struct sk_buff *skb)
 	res->va = be64_to_cpu(reth->va);
 	res->rkey = be32_to_cpu(reth->rkey);
 	res->length = len;
+	res->srqn = resp->xsrqn;
 
 	resp->read = (struct sroce_read) {
 		.active = true,
@@ -360,6 +403,7 @@ static enum resp_result do_read(struct sroce_qp *qp, struct sk_buff *skb)
 		.va = res->va,
 		.rkey = res->rkey,
 		.left = len,
+		.srqn = res->srqn,
 	};
 	resp->msn = sroce_psn_add(resp->msn, 1);
 	resp->epsn = sroce_psn_add(res->last_psn, 1);
@@ -383,7 +427,8 @@ static enum resp_result do_atomic(struct sroce_qp *qp, struct sk_buff *skb)
 	if (!mr)
 		return RESP_ACCESS;
 	orig = sroce_mr_atomic(mr, iova,
-			       pkt->opcode == IB_OPCODE_RC_COMPARE_SWAP,
+			       (pkt->opcode & SROCE_OPCODE_OP_MASK) ==
+			       IB_OPCODE_COMPARE_SWAP,
 			       be64_to_cpu(atm->compare),
 			       be64_to_cpu(atm->swap_add));
 	sroce_mr_put(mr);
@@ -400,6 +445,102 @@ static enum resp_result do_atomic(struct sroce_qp *qp, struct sk_buff *skb)
 	return RESP_OK;
 }
 
+/*
+ * An ATOMIC WRITE or FLUSH executed: keep a resource to answer its
+ * duplicates, account it, and answer with an empty READ response.
+ */
+static void executed_empty(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_resp *resp = &qp->resp;
+	struct sroce_rd_res *res = new_res(qp);
+
+	res->empty = true;
+	res->first_psn = psn;
+	res->last_psn = psn;
+	resp->msn = sroce_psn_add(resp->msn, 1);
+	resp->epsn = sroce_psn_add(psn, 1);
+	resp->done_psn = psn;
+	send_empty_read_resp(qp, psn);
+}
+
+/* ATOMIC WRITE (IBA 1.5, 9.4.7): an 8-byte store, single-copy atomic. */
+static enum resp_result do_atomic_write(struct sroce_qp *qp,
+					struct sk_buff *skb)
+{
+	const struct sroce_opcode_info *op = sroce_pkt_op(skb);
+	struct sroce_reth *reth = sroce_pkt_hdr(skb, op->reth);
+	struct sroce_pkt *pkt = sroce_pkt(skb);
+	u64 va = be64_to_cpu(reth->va), iova, val;
+	struct sroce_mr *mr;
+
+	if (!qp->attr.max_dest_rd_atomic || (va & 7) ||
+	    be32_to_cpu(reth->len) != sizeof(u64) || pkt->paylen != sizeof(u64))
+		return RESP_INV_REQ;
+	mr = remote_mr(qp, be32_to_cpu(reth->rkey), va, sizeof(u64),
+		       IB_ACCESS_REMOTE_WRITE, &iova);
+	if (!mr)
+		return RESP_ACCESS;
+	/* The bytes land as they came, in one store. */
+	skb_copy_bits(skb, op->hdr_len, &val, sizeof(val));
+	sroce_mr_atomic_write(mr, iova, val);
+	sroce_mr_put(mr);
+
+	executed_empty(qp, pkt->psn);
+	return RESP_OK;
+}
+
+/* The access right a FLUSH's placement type needs, 0 if none may. */
+static int flush_access(u8 plt)
+{
+	switch (plt) {
+	case SROCE_FLUSH_GLOBAL:
+		return IB_ACCESS_FLUSH_GLOBAL;
+	case SROCE_FLUSH_PERSISTENT:
+		return IB_ACCESS_FLUSH_PERSISTENT;
+	case SROCE_FLUSH_GLOBAL | SROCE_FLUSH_PERSISTENT:
+		return IB_ACCESS_FLUSH_GLOBAL ? IB_ACCESS_FLUSH_GLOBAL |
+						IB_ACCESS_FLUSH_PERSISTENT : 0;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * FLUSH (IBA 1.5, 9.4.6): make what earlier requests placed in the range
+ * (or in the whole MR) globally visible. sroce places data with CPU
+ * stores, so a write barrier does it. Persistence is not offered: no MR
+ * can grant IB_ACCESS_FLUSH_PERSISTENT (see mr.c).
+ */
+static enum resp_result do_flush(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	const struct sroce_opcode_info *op = sroce_pkt_op(skb);
+	struct sroce_feth *feth = sroce_pkt_hdr(skb, op->feth);
+	struct sroce_reth *reth = sroce_pkt_hdr(skb, op->reth);
+	struct sroce_pkt *pkt = sroce_pkt(skb);
+	int access = flush_access(sroce_feth_plt(feth));
+	u8 sel = sroce_feth_sel(feth);
+	struct sroce_mr *mr;
+	u64 iova, len;
+
+	if (!qp->attr.max_dest_rd_atomic || !access ||
+	    (qp->attr.access_flags & access) != access ||
+	    (sel != SROCE_FLUSH_RANGE && sel != SROCE_FLUSH_MR))
+		return RESP_INV_REQ;
+	/* An MR-wide flush checks only the key; a range flush its range. */
+	len = sel == SROCE_FLUSH_MR ? 0 : be32_to_cpu(reth->len);
+	if (sel == SROCE_FLUSH_MR || len) {
+		mr = remote_mr(qp, be32_to_cpu(reth->rkey),
+			       be64_to_cpu(reth->va), len, access, &iova);
+		if (!mr)
+			return RESP_ACCESS;
+		sroce_mr_put(mr);
+	}
+	wmb();	/* every store executed before this request is visible */
+
+	executed_empty(qp, pkt->psn);
+	return RESP_OK;
+}
+
 /* Opcode sequence and QP access rights; then execute. */
 static enum resp_result execute(struct sroce_qp *qp, struct sk_buff *skb)
 {
@@ -411,7 +552,8 @@ static enum resp_result execute(struct sroce_qp *qp, struct sk_buff *skb)
 	if (resp->in_msg ? !(f & resp->in_msg) || (f & SROCE_OP_FIRST) :
 	    !(f & SROCE_OP_FIRST))
 		return RESP_INV_REQ;
-	if (((f & SROCE_OP_WRITE) && !(access & IB_ACCESS_REMOTE_WRITE)) ||
+	if (((f & (SROCE_OP_WRITE | SROCE_OP_ATOMIC_WRITE)) &&
+	     !(access & IB_ACCESS_REMOTE_WRITE)) ||
 	    ((f & SROCE_OP_READ) && !(access & IB_ACCESS_REMOTE_READ)) ||
 	    ((f & SROCE_OP_ATOMIC) && !(access & IB_ACCESS_REMOTE_ATOMIC)))
 		return RESP_INV_REQ;
@@ -422,6 +564,10 @@ static enum resp_result execute(struct sroce_qp *qp, struct sk_buff *skb)
 		return do_write(qp, skb);
 	if (f & SROCE_OP_READ)
 		return do_read(qp, skb);
+	if (f & SROCE_OP_ATOMIC_WRITE)
+		return do_atomic_write(qp, skb);
+	if (f & SROCE_OP_FLUSH)
+		return do_flush(qp, skb);
 	return do_atomic(qp, skb);
 }
 
@@ -507,7 +653,13 @@ static void duplicate(struct sroce_qp *qp, struct sk_buff *skb)
 			send_atomic_ack(qp, pkt->psn, res->orig);
 		return;
 	}
-	if (res->atomic)
+	/* Executed once; only the response is repeated. */
+	if (pkt->flags & (SROCE_OP_ATOMIC_WRITE | SROCE_OP_FLUSH)) {
+		if (res->empty && res->first_psn == pkt->psn)
+			send_empty_read_resp(qp, pkt->psn);
+		return;
+	}
+	if (res->atomic || res->empty)
 		return;
 	reth = sroce_pkt_hdr(skb, sroce_pkt_op(skb)->reth);
 	va = be64_to_cpu(reth->va);
@@ -523,6 +675,7 @@ static void duplicate(struct sroce_qp *qp, struct sk_buff *skb)
 		.va = va,
 		.rkey = res->rkey,
 		.left = len,
+		.srqn = res->srqn,
 	};
 }
 
@@ -564,6 +717,37 @@ static void recv_rc(struct sroce_qp *qp, struct sk_buff *skb)
 	default:
 		rc_error(qp, res, pkt->psn);
 		break;
+	}
+}
+
+/*
+ * XRC target (IBA annex A14): each request names in its XRCETH an XRC SRQ
+ * of the QP's XRC domain. Its receive WQE comes from that SRQ, its memory
+ * accesses are checked against that SRQ's PD, and its completion goes to
+ * that SRQ's CQ. A message names one SRQ throughout; naming none of ours
+ * is an invalid request. Otherwise this is RC's responder.
+ */
+static void recv_xrc(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	const struct sroce_opcode_info *op = sroce_pkt_op(skb);
+	u32 srqn = sroce_xrceth_srqn(sroce_pkt_hdr(skb, op->xrceth));
+	struct sroce_pkt *pkt = sroce_pkt(skb);
+	struct sroce_resp *resp = &qp->resp;
+	bool first = pkt->flags & SROCE_OP_FIRST;
+
+	resp->xsrq = sroce_srq_get_xrc(qp_dev(qp), srqn, qp->xrcd);
+	if (pkt->psn == resp->epsn &&
+	    (!resp->xsrq || (!first && srqn != resp->xsrqn))) {
+		rc_error(qp, RESP_INV_REQ, pkt->psn);
+	} else {
+		/* A FIRST inside a message is refused by recv_rc(). */
+		if (pkt->psn == resp->epsn && first && !resp->in_msg)
+			resp->xsrqn = srqn;
+		recv_rc(qp, skb);
+	}
+	if (resp->xsrq) {
+		sroce_srq_put(resp->xsrq);
+		resp->xsrq = NULL;
 	}
 }
 
@@ -669,6 +853,10 @@ static int send_read_resp(struct sroce_qp *qp, int budget)
 	u8 opcode;
 	int sent = 0;
 
+	/* An XRC target reads with the PD of the SRQ the READ named. */
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT && rd->active)
+		qp->resp.xsrq = sroce_srq_get_xrc(qp_dev(qp), rd->srqn,
+						  qp->xrcd);
 	while (rd->active && sent < budget) {
 		paylen = min(rd->left, qp->mtu);
 		last = rd->left == paylen;
@@ -704,6 +892,10 @@ static int send_read_resp(struct sroce_qp *qp, int budget)
 		rd->active = !last;
 		sent++;
 	}
+	if (qp->resp.xsrq) {
+		sroce_srq_put(qp->resp.xsrq);
+		qp->resp.xsrq = NULL;
+	}
 	return sent;
 }
 
@@ -715,6 +907,9 @@ static void handle_request(struct sroce_qp *qp, struct sk_buff *skb)
 		break;
 	case IB_QPT_UC:
 		recv_uc(qp, skb);
+		break;
+	case IB_QPT_XRC_TGT:
+		recv_xrc(qp, skb);
 		break;
 	default:
 		recv_ud(qp, skb);
@@ -734,7 +929,7 @@ static bool flush_rq(struct sroce_qp *qp)
 	u32 count;
 
 	fail_rwqe(qp, IB_WC_WR_FLUSH_ERR);
-	if (qp->srq)
+	if (!sroce_qp_has_rq(qp))
 		return false;
 	if (sroce_queue_count(&qp->rq, &count))
 		return false;

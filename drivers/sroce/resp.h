@@ -26,23 +26,29 @@ struct sroce_rwqe {
  * struct sroce_rd_res - a responder resource: an executed READ or atomic,
  * kept to answer its duplicates (IBA 9.7.5.1.3, 9.7.5.1.4)
  * @valid: the entry holds a request
- * @atomic: an atomic, else a READ
+ * @atomic: an atomic
+ * @empty: an ATOMIC_WRITE or FLUSH, answered by an empty READ response;
+ *	   neither: a READ
  * @first_psn: PSN of the request
  * @last_psn: last PSN of its response
  * @va: READ: start address
  * @rkey: READ: rkey
  * @length: READ: bytes
  * @orig: atomic: the value before the operation
+ * @srqn: XRC target QP: the XRC SRQ the request named (its PD checks
+ *	  the READ's accesses)
  */
 struct sroce_rd_res {
 	bool valid;
 	bool atomic;
+	bool empty;
 	u32 first_psn;
 	u32 last_psn;
 	u64 va;
 	u32 rkey;
 	u32 length;
 	u64 orig;
+	u32 srqn;
 };
 
 /**
@@ -53,6 +59,7 @@ struct sroce_rd_res {
  * @va: address of its data
  * @rkey: rkey of the data
  * @left: bytes still to send
+ * @srqn: XRC target QP: the XRC SRQ the request named
  */
 struct sroce_read {
 	bool active;
@@ -61,6 +68,7 @@ struct sroce_read {
 	u64 va;
 	u32 rkey;
 	u32 left;
+	u32 srqn;
 };
 
 /**
@@ -89,6 +97,10 @@ struct sroce_read {
  * @res_num: entries of @res (max_dest_rd_atomic, at least 1)
  * @res_head: next entry of @res to use
  * @read: the READ response under way
+ * @xsrq: XRC target QP: the XRC SRQ the request being handled names,
+ *	  referenced for that time only (NULL outside, or if none matches)
+ * @xsrqn: XRC target QP: the number of the XRC SRQ of the message in
+ *	   progress, or of the last one; @rwqe came from it
  *
  * Everything belongs to @task but @req_pkts (see task.c).
  */
@@ -115,6 +127,8 @@ struct sroce_resp {
 	u32 res_num;
 	u32 res_head;
 	struct sroce_read read;
+	struct sroce_srq *xsrq;
+	u32 xsrqn;
 };
 
 void sroce_resp_init(struct sroce_qp *qp);

@@ -2,11 +2,18 @@
 /*
  * DOC: Shared receive queues
  *
- * An SRQ is a receive ring that many QPs draw from (IBA 10.2.9). Its size
- * is fixed at creation: resizing (IB_SRQ_MAX_WR) is not supported and the
- * device does not claim IB_DEVICE_SRQ_RESIZE. The limit event (IBA
- * 10.2.9.4) is armed with IB_SRQ_LIMIT.
+ * An SRQ is a receive ring that many QPs draw from (IBA 10.2.9). A resize
+ * (IB_SRQ_MAX_WR, IBA 11.2.3.3) moves the WQEs not yet taken to a new
+ * ring; a user SRQ's provider then maps the new ring (see the ABI
+ * header). The limit event (IBA 10.2.9.4) is armed with IB_SRQ_LIMIT.
+ *
+ * An XRC SRQ (IBA annex A14) belongs to an XRC domain and has a CQ of
+ * its own; XRC target QPs of the same domain find it by the number in
+ * each request's XRCETH, and complete its WQEs to its CQ. Its number is
+ * 24 bits, like a QP number. Such a lookup holds a reference for one
+ * engine run at most, and destroy waits for it.
  */
+#include <linux/uaccess.h>
 #include <rdma/sroce-abi.h>
 
 #include "device.h"
@@ -16,11 +23,23 @@
 #include "ucontext.h"
 #include "wqe.h"
 
+/* A ring of at least @max_wr receive WQEs of @max_sge entries. */
+static int srq_queue_init(struct sroce_srq *srq, struct sroce_queue *q,
+			  u32 max_wr, u32 max_sge)
+{
+	u32 size = ALIGN(sizeof(struct sroce_recv_wqe) +
+			 max(max_sge, 1U) * sizeof(struct sroce_sge), 64);
+
+	return sroce_queue_init(q, max_wr, size,
+				srq->user ? SROCE_QUEUE_USER_PRODUCER :
+					    SROCE_QUEUE_KERNEL);
+}
+
 static int check_init(const struct ib_srq_init_attr *init)
 {
 	const struct ib_srq_attr *a = &init->attr;
 
-	if (init->srq_type != IB_SRQT_BASIC)
+	if (init->srq_type != IB_SRQT_BASIC && init->srq_type != IB_SRQT_XRC)
 		return -EOPNOTSUPP;
 	/* srq_limit means nothing at creation (IBA 11.2.3.1): not armed. */
 	if (!a->max_wr || a->max_wr > SROCE_MAX_SRQ_WR ||
@@ -47,15 +66,15 @@ static int publish(struct sroce_srq *srq, struct ib_udata *udata)
  * @init: type and sizes; the sizes are updated to what the SRQ holds
  * @udata: response to the provider, or NULL
  *
- * Return: 0, -EOPNOTSUPP for XRC and tag-matching SRQs, -EINVAL for sizes
- * past the device limits, or another negative errno.
+ * Return: 0, -EOPNOTSUPP for tag-matching SRQs, -EINVAL for sizes past
+ * the device limits, or another negative errno.
  */
 int sroce_srq_create(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		     struct ib_udata *udata)
 {
+	static u32 next_srqn = 1;	/* a hint; races are harmless */
 	struct sroce_dev *sdev = to_sdev(ibsrq->device);
 	struct sroce_srq *srq = to_ssrq(ibsrq);
-	u32 size;
 	int err;
 
 	err = check_init(init);
@@ -66,34 +85,38 @@ int sroce_srq_create(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		return err;
 
 	spin_lock_init(&srq->lock);
+	refcount_set(&srq->ref, 1);
+	init_completion(&srq->released);
 	srq->user = !!udata;
-	size = ALIGN(sizeof(struct sroce_recv_wqe) +
-		     max(init->attr.max_sge, 1U) * sizeof(struct sroce_sge), 64);
-	err = sroce_queue_init(&srq->rq, init->attr.max_wr, size,
-			       srq->user ? SROCE_QUEUE_USER_PRODUCER :
-					   SROCE_QUEUE_KERNEL);
+	err = srq_queue_init(srq, &srq->rq, init->attr.max_wr,
+			     init->attr.max_sge);
 	if (err)
 		goto err_put;
 	srq->max_wr = srq->rq.num_entries;
-	srq->max_sge = min_t(u32, (size - sizeof(struct sroce_recv_wqe)) /
+	srq->max_sge = min_t(u32, (srq->rq.entry_size -
+				   sizeof(struct sroce_recv_wqe)) /
 			     sizeof(struct sroce_sge), SROCE_MAX_SRQ_SGE);
 	init->attr.max_wr = srq->max_wr;
 	init->attr.max_sge = srq->max_sge;
 
-	err = xa_alloc(&sdev->srqs, &srq->srq_num, NULL, xa_limit_32b,
-		       GFP_KERNEL);
-	if (err)
+	/* Not reused soon: an XRC request names its SRQ by number. */
+	err = xa_alloc_cyclic_bh(&sdev->srqs, &srq->srq_num, NULL,
+				 XA_LIMIT(1, SROCE_MAX_SRQN), &next_srqn,
+				 GFP_KERNEL);
+	if (err < 0)
 		goto err_queue;
+	if (init->srq_type == IB_SRQT_XRC)
+		ibsrq->ext.xrc.srq_num = srq->srq_num;
 	if (udata) {
 		err = publish(srq, udata);
 		if (err)
 			goto err_erase;
 	}
-	xa_store(&sdev->srqs, srq->srq_num, srq, GFP_KERNEL);
+	xa_store_bh(&sdev->srqs, srq->srq_num, srq, GFP_KERNEL);
 	return 0;
 
 err_erase:
-	xa_erase(&sdev->srqs, srq->srq_num);
+	xa_erase_bh(&sdev->srqs, srq->srq_num);
 err_queue:
 	sroce_queue_cleanup(&srq->rq);
 err_put:
@@ -101,31 +124,99 @@ err_put:
 	return err;
 }
 
+/*
+ * Resize (IBA 11.2.3.3): a new ring, of at least @max_wr WQEs and no fewer
+ * than are waiting, takes the waiting WQEs; a user SRQ's provider learns
+ * where to map it at the address its command gave.
+ */
+static int srq_resize(struct sroce_srq *srq, u32 max_wr,
+		      struct ib_udata *udata)
+{
+	struct sroce_modify_srq_cmd cmd = {};
+	struct sroce_queue_info info = {};
+	struct sroce_queue q, old;
+	int err;
+
+	if (!max_wr || max_wr > SROCE_MAX_SRQ_WR)
+		return -EINVAL;
+	if (srq->user) {
+		if (udata->inlen < sizeof(cmd))
+			return -EINVAL;
+		err = ib_copy_from_udata(&cmd, udata, sizeof(cmd));
+		if (err)
+			return err;
+	}
+	err = srq_queue_init(srq, &q, max_wr, srq->max_sge);
+	if (err)
+		return err;
+
+	spin_lock_irq(&srq->lock);
+	err = sroce_queue_move(&srq->rq, &q);
+	if (!err && srq->limit > q.num_entries)
+		err = -EINVAL;
+	spin_unlock_irq(&srq->lock);
+	if (err)
+		goto err_queue;
+	if (srq->user) {
+		err = sroce_queue_publish(&q, sroce_udata_ucontext(udata), &info);
+		if (err)
+			goto err_queue;
+		if (copy_to_user(u64_to_user_ptr(cmd.queue_info_addr), &info,
+				 sizeof(info))) {
+			err = -EFAULT;
+			goto err_queue;
+		}
+	}
+
+	/* The process posts nothing meanwhile (ABI): move again, and swap. */
+	spin_lock_irq(&srq->lock);
+	err = sroce_queue_move(&srq->rq, &q);
+	if (!err) {
+		old = srq->rq;
+		srq->rq = q;
+		srq->max_wr = q.num_entries;
+	}
+	spin_unlock_irq(&srq->lock);
+	if (err)
+		goto err_queue;
+	sroce_queue_cleanup(&old);
+	return 0;
+
+err_queue:
+	sroce_queue_cleanup(&q);
+	return err;
+}
+
 /**
  * sroce_srq_modify() - ib_device_ops.modify_srq
  * @ibsrq: the SRQ
- * @attr: new limit
- * @mask: IB_SRQ_LIMIT; IB_SRQ_MAX_WR is not supported
- * @udata: unused
+ * @attr: new size or limit
+ * @mask: IB_SRQ_MAX_WR, IB_SRQ_LIMIT
+ * @udata: a user SRQ's struct sroce_modify_srq_cmd
  *
- * Return: 0, -EOPNOTSUPP for a resize, or -EINVAL for a limit past the
- * SRQ's size (IBA 11.2.3.3).
+ * Return: 0, or -EINVAL for a size the waiting WQEs do not fit in or past
+ * the device limit, or a limit past the SRQ's size (IBA 11.2.3.3).
  */
 int sroce_srq_modify(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		     enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
 	struct sroce_srq *srq = to_ssrq(ibsrq);
+	int err;
 
 	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
 		return -EINVAL;
-	if (mask & IB_SRQ_MAX_WR)
-		return -EOPNOTSUPP;
+	if (mask & IB_SRQ_MAX_WR) {
+		err = srq_resize(srq, attr->max_wr, udata);
+		if (err)
+			return err;
+	}
 	if (mask & IB_SRQ_LIMIT) {
-		if (attr->srq_limit > srq->max_wr)
-			return -EINVAL;
 		spin_lock_irq(&srq->lock);
-		srq->limit = attr->srq_limit;
+		err = attr->srq_limit > srq->max_wr ? -EINVAL : 0;
+		if (!err)
+			srq->limit = attr->srq_limit;
 		spin_unlock_irq(&srq->lock);
+		return err;
 	}
 	return 0;
 }
@@ -159,10 +250,47 @@ int sroce_srq_destroy(struct ib_srq *ibsrq, struct ib_udata *udata)
 	struct sroce_dev *sdev = to_sdev(ibsrq->device);
 	struct sroce_srq *srq = to_ssrq(ibsrq);
 
-	xa_erase(&sdev->srqs, srq->srq_num);
+	xa_erase_bh(&sdev->srqs, srq->srq_num);
+	sroce_srq_put(srq);
+	wait_for_completion(&srq->released);
 	sroce_queue_cleanup(&srq->rq);
 	sroce_dev_obj_put(sdev, SROCE_OBJ_SRQ);
 	return 0;
+}
+
+/**
+ * sroce_srq_get_xrc() - the XRC SRQ a request names, referenced
+ * @sdev: the device
+ * @srq_num: the number in the request's XRCETH
+ * @xrcd: the XRC domain of the target QP the request arrived on
+ *
+ * Context: any.
+ * Return: the SRQ, to release with sroce_srq_put(), or NULL when no XRC
+ * SRQ of @xrcd has that number.
+ */
+struct sroce_srq *sroce_srq_get_xrc(struct sroce_dev *sdev, u32 srq_num,
+				    struct ib_xrcd *xrcd)
+{
+	struct sroce_srq *srq;
+
+	xa_lock_bh(&sdev->srqs);
+	srq = xa_load(&sdev->srqs, srq_num);
+	if (srq && (srq->ibsrq.srq_type != IB_SRQT_XRC ||
+		    srq->ibsrq.ext.xrc.xrcd != xrcd ||
+		    !refcount_inc_not_zero(&srq->ref)))
+		srq = NULL;
+	xa_unlock_bh(&sdev->srqs);
+	return srq;
+}
+
+/**
+ * sroce_srq_put() - drop a reference
+ * @srq: the SRQ
+ */
+void sroce_srq_put(struct sroce_srq *srq)
+{
+	if (refcount_dec_and_test(&srq->ref))
+		complete(&srq->released);
 }
 
 static void srq_event(struct sroce_srq *srq, enum ib_event_type type)

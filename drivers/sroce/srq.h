@@ -2,10 +2,13 @@
 #ifndef SROCE_SRQ_H
 #define SROCE_SRQ_H
 
+#include <linux/completion.h>
+#include <linux/refcount.h>
 #include <rdma/ib_verbs.h>
 
 #include "queue.h"
 
+struct sroce_dev;
 struct sroce_rwqe;
 
 /**
@@ -18,6 +21,9 @@ struct sroce_rwqe;
  * @max_sge: scatter entries per WR reported to the consumer
  * @limit: armed limit (IBA 10.2.9.4), 0 when not armed
  * @user: the ring is shared with a process
+ * @ref: one reference while the SRQ is in the device's table, one per
+ *       lookup by an XRC target QP in progress
+ * @released: completed when @ref drops to zero
  */
 struct sroce_srq {
 	struct ib_srq ibsrq;
@@ -28,6 +34,8 @@ struct sroce_srq {
 	u32 max_sge;
 	u32 limit;
 	bool user;
+	refcount_t ref;
+	struct completion released;
 };
 
 static inline struct sroce_srq *to_ssrq(struct ib_srq *ibsrq)
@@ -41,6 +49,9 @@ int sroce_srq_modify(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
 int sroce_srq_query(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int sroce_srq_destroy(struct ib_srq *ibsrq, struct ib_udata *udata);
+struct sroce_srq *sroce_srq_get_xrc(struct sroce_dev *sdev, u32 srq_num,
+				    struct ib_xrcd *xrcd);
+void sroce_srq_put(struct sroce_srq *srq);
 int sroce_srq_take(struct sroce_srq *srq, struct sroce_rwqe *rwqe);
 int sroce_srq_post_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 			const struct ib_recv_wr **bad_wr);

@@ -17,6 +17,12 @@
 /* Opcodes of IBA 1.5 that older kernels' ib_pack.h lacks (table 38). */
 #define SROCE_OPCODE_RC_FLUSH		0x1c
 #define SROCE_OPCODE_RC_ATOMIC_WRITE	0x1d
+/*
+ * XRC (IBA annex A14): the RC operations, with this transport code in
+ * the top three bits; its requests carry an XRCETH after the BTH.
+ */
+#define SROCE_OPCODE_XRC		0xa0
+#define SROCE_OPCODE_OP_MASK		0x1f
 
 #define SROCE_PSN_MASK			0xffffff
 #define SROCE_QPN_MASK			0xffffff
@@ -136,7 +142,35 @@ struct sroce_deth {
 	__be32 sqp;
 };
 
+/**
+ * struct sroce_feth - FLUSH Extended Transport Header (IBA 1.5, 9.3.9)
+ * @flags: reserved (bits 31-6), selectivity level (bits 5-4), placement
+ *	   type (bits 3-0)
+ */
+struct sroce_feth {
+	__be32 flags;
+};
+
+#define SROCE_FETH_PLT_MASK	0x0f
+#define SROCE_FETH_SEL_MASK	0x30
+#define SROCE_FETH_SEL_SHIFT	4
+/* Placement types (bits) and selectivity levels, as in ib_user_verbs.h. */
+#define SROCE_FLUSH_GLOBAL	0x1
+#define SROCE_FLUSH_PERSISTENT	0x2
+#define SROCE_FLUSH_RANGE	0
+#define SROCE_FLUSH_MR		1
+
 static_assert(sizeof(struct sroce_bth) == 12);
+/**
+ * struct sroce_xrceth - XRC Extended Transport Header (IBA annex A14)
+ * @srqn: reserved (bits 31-24), the target's XRC SRQ (bits 23-0)
+ */
+struct sroce_xrceth {
+	__be32 srqn;
+};
+
+static_assert(sizeof(struct sroce_xrceth) == 4);
+static_assert(sizeof(struct sroce_feth) == 4);
 static_assert(sizeof(struct sroce_reth) == 16);
 static_assert(sizeof(struct sroce_aeth) == 4);
 static_assert(sizeof(struct sroce_atmeth) == 28);
@@ -217,6 +251,34 @@ static inline void sroce_aeth_set(struct sroce_aeth *aeth, u8 syndrome,
 }
 
 /* DETH */
+
+static inline u8 sroce_feth_plt(const struct sroce_feth *feth)
+{
+	return be32_to_cpu(feth->flags) & SROCE_FETH_PLT_MASK;
+}
+
+static inline u8 sroce_feth_sel(const struct sroce_feth *feth)
+{
+	return (be32_to_cpu(feth->flags) & SROCE_FETH_SEL_MASK) >>
+	       SROCE_FETH_SEL_SHIFT;
+}
+
+static inline void sroce_feth_set(struct sroce_feth *feth, u8 plt, u8 sel)
+{
+	feth->flags = cpu_to_be32((plt & SROCE_FETH_PLT_MASK) |
+				  ((sel << SROCE_FETH_SEL_SHIFT) &
+				   SROCE_FETH_SEL_MASK));
+}
+
+static inline u32 sroce_xrceth_srqn(const struct sroce_xrceth *x)
+{
+	return be32_to_cpu(x->srqn) & SROCE_QPN_MASK;
+}
+
+static inline void sroce_xrceth_set(struct sroce_xrceth *x, u32 srqn)
+{
+	x->srqn = cpu_to_be32(srqn & SROCE_QPN_MASK);
+}
 
 static inline u32 sroce_deth_sqp(const struct sroce_deth *deth)
 {

@@ -750,9 +750,10 @@ static void qp_create_cases(void)
 	cap.max_inline_data = 513;
 	check_err("create_qp max_inline_data 513", EINVAL,
 		  try_create_qp(IBV_QPT_RC, &cap, false, NULL));
-	/* QP types sroce does not have (its kernel-doc: -EOPNOTSUPP). */
-	check_err("create_qp type XRC_SEND", EOPNOTSUPP,
+	/* An XRC send QP has no RQ: the receive sizes are ignored. */
+	check_err("create_qp type XRC_SEND", 0,
 		  try_create_qp(IBV_QPT_XRC_SEND, &ok, false, NULL));
+	/* QP types sroce does not have (its kernel-doc: -EOPNOTSUPP). */
 	check_err("create_qp type RAW_PACKET", EOPNOTSUPP,
 		  try_create_qp(IBV_QPT_RAW_PACKET, &ok, false, NULL));
 
@@ -876,10 +877,20 @@ static void srq_cases(void)
 	memset(&a, 0, sizeof(a));
 	check_err("query_srq", 0, ibv_query_srq(b.srq, &a));
 	check_range("query_srq max_wr", 16, b.dev.max_srq_wr, a.max_wr);
-	/* The provider refuses a resize (no IBV_DEVICE_SRQ_RESIZE). */
-	a.max_wr = 32;
-	check_err("modify_srq MAX_WR", EOPNOTSUPP,
+	/* Resizes (IBV_DEVICE_SRQ_RESIZE): in range, or EINVAL. */
+	a.max_wr = b.dev.max_srq_wr + 1;
+	check_err("modify_srq MAX_WR max_srq_wr+1", EINVAL,
 		  ibv_modify_srq(b.srq, &a, IBV_SRQ_MAX_WR));
+	a.max_wr = 0;
+	check_err("modify_srq MAX_WR 0", EINVAL,
+		  ibv_modify_srq(b.srq, &a, IBV_SRQ_MAX_WR));
+	a.max_wr = 32;
+	check_err("modify_srq MAX_WR 32", 0,
+		  ibv_modify_srq(b.srq, &a, IBV_SRQ_MAX_WR));
+	memset(&a, 0, sizeof(a));
+	ibv_query_srq(b.srq, &a);
+	check_range("query_srq max_wr after resize", 32, b.dev.max_srq_wr,
+		    a.max_wr);
 	memset(&a, 0, sizeof(a));
 	ibv_query_srq(b.srq, &a);
 	a.srq_limit = a.max_wr + 1;

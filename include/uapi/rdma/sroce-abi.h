@@ -85,6 +85,13 @@ struct sroce_queue_hdr {
 #define SROCE_SEND_SOLICITED		(1U << 2)
 #define SROCE_SEND_INLINE		(1U << 3)
 
+/*
+ * The IBA 1.5 work requests, by their values in enum ibv_wr_opcode (older
+ * kernel headers do not name them).
+ */
+#define SROCE_WR_FLUSH			14
+#define SROCE_WR_ATOMIC_WRITE		15
+
 /**
  * struct sroce_queue_info - where and how to map one queue
  * @mmap_offset: offset to pass to mmap() on the uverbs file
@@ -119,8 +126,14 @@ struct sroce_sge {
  * @ex: immediate data (network byte order) or the rkey to invalidate
  * @num_sge: entries used in @sge (0 when the data is inline)
  * @inline_len: bytes of inline data stored in place of @sge
+ * @xrc_remote_srqn: XRC send (INI) QP: the XRC SRQ the message is for, in
+ *                   the target's XRC domain; 0 on other QPs
  * @wr: opcode-specific fields; for UD, @wr.ud.ah_num is the number the
- *      create_ah response gave
+ *      create_ah response gave. SROCE_WR_ATOMIC_WRITE carries its 8 bytes
+ *      in @wr.atomic_write.data, as they are to appear in the remote
+ *      memory; SROCE_WR_FLUSH its placement type (IB_FLUSH_GLOBAL or
+ *      IB_FLUSH_PERSISTENT) and selectivity level (IB_FLUSH_RANGE or
+ *      IB_FLUSH_MR) in @wr.flush.
  * @sge: scatter/gather list, or inline data when IBV_SEND_INLINE
  *       (SROCE_SEND_INLINE; as many bytes as the entry holds past the
  *       header, at most
@@ -133,7 +146,7 @@ struct sroce_send_wqe {
 	__u32 ex;
 	__u32 num_sge;
 	__u32 inline_len;
-	__u32 reserved;
+	__u32 xrc_remote_srqn;
 	union {
 		struct {
 			__aligned_u64 remote_addr;
@@ -161,6 +174,20 @@ struct sroce_send_wqe {
 			__u32 access;
 			__u32 reserved;
 		} bind_mw;
+		struct {
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 reserved;
+			__u8 data[8];
+		} atomic_write;
+		struct {
+			__aligned_u64 remote_addr;
+			__aligned_u64 length;
+			__u32 rkey;
+			__u8 type;
+			__u8 level;
+			__u16 reserved;
+		} flush;
 	} wr;
 	struct sroce_sge sge[];
 };
@@ -254,7 +281,11 @@ struct sroce_resize_cq_resp {
 	struct sroce_queue_info cq;
 };
 
-/* An absent queue (a QP on an SRQ has no RQ) has mmap_size 0. */
+/*
+ * An absent queue has mmap_size 0: a QP on an SRQ, and an XRC send (INI)
+ * QP, have no RQ. An XRC receive (TGT) QP is created without driver data
+ * and has no queue of its own.
+ */
 struct sroce_create_qp_resp {
 	struct sroce_queue_info sq;
 	struct sroce_queue_info rq;
@@ -264,6 +295,23 @@ struct sroce_create_srq_resp {
 	struct sroce_queue_info rq;
 	__u32 srq_num;
 	__u32 reserved;
+};
+
+/**
+ * struct sroce_modify_srq_cmd - driver data of modify_srq
+ * @queue_info_addr: with IBV_SRQ_MAX_WR, the user address of a struct
+ *                   sroce_queue_info that the kernel fills in with the
+ *                   resized ring to map (modify_srq has no response); the
+ *                   WQEs not yet taken move to the new ring, in order, at
+ *                   indices 0, 1, ... (its header's producer index counts
+ *                   them, its consumer index is 0: go on posting from the
+ *                   new header's producer index), and the old mapping must
+ *                   be unmapped. Otherwise ignored.
+ *
+ * The process must not post to the SRQ while the resize is under way.
+ */
+struct sroce_modify_srq_cmd {
+	__aligned_u64 queue_info_addr;
 };
 
 #endif /* SROCE_ABI_USER_H */

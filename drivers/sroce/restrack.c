@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * DOC: Resource tracking details
+ *
+ * `rdma resource show qp|cq|mr|srq ... -dd` prints, after the RDMA core's
+ * own fields, the driver attributes these functions add: ring sizes and
+ * indices, and the transport state of a QP. They are a snapshot read
+ * without the engines' locks, for diagnosis; each value is read once.
+ */
+#include <rdma/restrack.h>
+
+#include "cq.h"
+#include "mr.h"
+#include "qp.h"
+#include "restrack.h"
+#include "srq.h"
+
+/* A ring's size and its producer and consumer indices, as shared. */
+static int put_queue(struct sk_buff *msg, const char *size, const char *pi,
+		     const char *ci, const struct sroce_queue *q)
+{
+	if (rdma_nl_put_driver_u32(msg, size, q->num_entries) ||
+	    rdma_nl_put_driver_u32(msg, pi, READ_ONCE(q->hdr->producer)) ||
+	    rdma_nl_put_driver_u32(msg, ci, READ_ONCE(q->hdr->consumer)))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/**
+ * sroce_restrack_fill_qp() - ib_device_ops.fill_res_qp_entry
+ * @msg: the netlink message
+ * @ibqp: the QP
+ *
+ * Return: 0, or -EMSGSIZE when @msg is full.
+ */
+int sroce_restrack_fill_qp(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	const struct sroce_req *req = &qp->req;
+	const struct sroce_resp *resp = &qp->resp;
+
+	if (put_queue(msg, "sq_size", "sq_pi", "sq_ci", &qp->sq))
+		return -EMSGSIZE;
+	if (sroce_qp_has_rq(qp) &&
+	    put_queue(msg, "rq_size", "rq_pi", "rq_ci", &qp->rq))
+		return -EMSGSIZE;
+	if (qp->srq &&
+	    rdma_nl_put_driver_u32(msg, "srqn", qp->srq->srq_num))
+		return -EMSGSIZE;
+	if (!sroce_qp_is_reliable(qp))
+		return 0;
+	if (rdma_nl_put_driver_u32_hex(msg, "next_psn", READ_ONCE(req->psn)) ||
+	    rdma_nl_put_driver_u32_hex(msg, "unacked_psn",
+				       READ_ONCE(req->unacked_psn)) ||
+	    rdma_nl_put_driver_u32_hex(msg, "expected_psn",
+				       READ_ONCE(resp->epsn)) ||
+	    rdma_nl_put_driver_u32(msg, "msn", READ_ONCE(resp->msn)) ||
+	    rdma_nl_put_driver_u32(msg, "rd_atomic_out",
+				   READ_ONCE(req->rd_atomic)) ||
+	    rdma_nl_put_driver_u32(msg, "retry_left",
+				   READ_ONCE(req->retry_left)) ||
+	    rdma_nl_put_driver_u32(msg, "rnr_retry_left",
+				   READ_ONCE(req->rnr_left)) ||
+	    rdma_nl_put_driver_u32(msg, "cwnd", READ_ONCE(req->cwnd)))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/**
+ * sroce_restrack_fill_cq() - ib_device_ops.fill_res_cq_entry
+ * @msg: the netlink message
+ * @ibcq: the CQ
+ *
+ * Return: 0, or -EMSGSIZE when @msg is full.
+ */
+int sroce_restrack_fill_cq(struct sk_buff *msg, struct ib_cq *ibcq)
+{
+	struct sroce_cq *cq = to_scq(ibcq);
+	unsigned long flags;
+	int err = 0;
+
+	/* A resize replaces the ring under the lock. */
+	spin_lock_irqsave(&cq->lock, flags);
+	if (put_queue(msg, "ring_size", "pi", "ci", &cq->queue) ||
+	    rdma_nl_put_driver_u32(msg, "armed", cq->notify))
+		err = -EMSGSIZE;
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return err;
+}
+
+/**
+ * sroce_restrack_fill_mr() - ib_device_ops.fill_res_mr_entry
+ * @msg: the netlink message
+ * @ibmr: the MR
+ *
+ * Return: 0, or -EMSGSIZE when @msg is full.
+ */
+int sroce_restrack_fill_mr(struct sk_buff *msg, struct ib_mr *ibmr)
+{
+	struct sroce_mr *mr = container_of(ibmr, struct sroce_mr, ibmr);
+
+	if (rdma_nl_put_driver_u32(msg, "type", mr->type) ||
+	    rdma_nl_put_driver_u32_hex(msg, "access", mr->access) ||
+	    rdma_nl_put_driver_u32(msg, "pages", READ_ONCE(mr->npages)) ||
+	    rdma_nl_put_driver_u32(msg, "valid", READ_ONCE(mr->valid)) ||
+	    rdma_nl_put_driver_u32(msg, "bound_mws",
+				   atomic_read(&mr->num_mw)))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/**
+ * sroce_restrack_fill_srq() - ib_device_ops.fill_res_srq_entry, where the
+ * RDMA core has it
+ * @msg: the netlink message
+ * @ibsrq: the SRQ
+ *
+ * Return: 0, or -EMSGSIZE when @msg is full.
+ */
+int sroce_restrack_fill_srq(struct sk_buff *msg, struct ib_srq *ibsrq)
+{
+	struct sroce_srq *srq = to_ssrq(ibsrq);
+	int err = 0;
+
+	/* A resize replaces the ring under the lock. */
+	spin_lock_irq(&srq->lock);
+	if (put_queue(msg, "ring_size", "pi", "ci", &srq->rq) ||
+	    rdma_nl_put_driver_u32(msg, "limit", srq->limit))
+		err = -EMSGSIZE;
+	spin_unlock_irq(&srq->lock);
+	return err;
+}

@@ -1,0 +1,117 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# 43-traffic: byte-verified random traffic between two sroce devices, on
+# a clean link and on a lossy one.
+#
+#   netns a: sroce_a on veth_a 192.0.2.1  <==>  netns b: sroce_b on veth_b 192.0.2.2
+#            sroce-traffic --server                sroce-traffic --client
+#
+# userspace/tools/sroce-traffic (Documentation/testing.md) runs random
+# streams of operations in both directions over several QP pairs and
+# checks every byte, completion and tally:
+#
+#   - clean veth: RC with all seven opcodes (4 QPs), UC with sends and
+#     writes (4 QPs), UD with sends (4 QPs): exit status 0 and
+#     "OK ... mismatches=0 peer_mismatches=0" on both sides;
+#   - then netem on both veths (loss 2%, reordering 10%, duplication 1%,
+#     1 ms delay), 4 QPs each: RC must still be exact; UC and UD run with
+#     --allow-loss (lost, duplicated, reordered messages are counted) and
+#     must be exact otherwise. RC must also have recovered: sroce_a's and
+#     sroce_b's retransmits counters must have risen.
+#
+# The retransmit, timeout and NAK counters are printed after each part.
+# Seeds are printed, so a failure can be repeated. The kernel must not
+# complain.
+# timeout: 300
+set -e
+. "$(dirname "$0")/lib.sh"
+
+trap topo_down EXIT
+
+tmp=$(mktemp -d)
+
+listening() {
+	na ss -Htln 'sport = :18515' | grep -q .
+}
+
+counter() {
+	local v
+
+	read -r v <"/sys/class/infiniband/$1/ports/1/hw_counters/$2"
+	echo "$v"
+}
+
+counters() {
+	local d c line
+
+	for d in sroce_a sroce_b; do
+		line=
+		for c in retransmits timeouts seq_naks_rcvd rnr_naks_rcvd dup_requests \
+			rx_dropped tx_dropped; do
+			line+=" $c=$(counter "$d" "$c")"
+		done
+		log "  $d:$line"
+	done
+}
+
+# traffic OPTION...: one sroce-traffic run, server in a, client in b.
+traffic() {
+	local pid status_s=0 status_c=0 side t0=$SECONDS
+
+	na sroce-traffic --server -d sroce_a -g "$gid_a" --timeout 150 \
+		>"$tmp/s" 2>&1 &
+	pid=$!
+	if ! wait_server 10 "$pid" listening; then
+		sed 's/^/  server: /' "$tmp/s"
+		fail "sroce-traffic $*: the server exited before it listened"
+	fi
+	nb sroce-traffic --client 192.0.2.1 -d sroce_b -g "$gid_b" --timeout 150 \
+		"$@" >"$tmp/c" 2>&1 || status_c=$?
+	wait "$pid" || status_s=$?
+	for side in s c; do
+		if ((status_s || status_c)) ||
+			! grep -Eq '^sroce-traffic: (client|server): OK .* mismatches=0 peer_mismatches=0 ' "$tmp/$side"; then
+			sed 's/^/  client: /' "$tmp/c"
+			sed 's/^/  server: /' "$tmp/s"
+			fail "sroce-traffic $*: exit status $status_s (server) $status_c (client)"
+		fi
+	done
+	log "sroce-traffic $*: $(grep -o 'seed=[0-9]*' "$tmp/c" | head -n 1)," \
+		"$(grep -o 'OK .*' "$tmp/c") ($((SECONDS - t0)) s)"
+	grep 'lost .* duplicated' "$tmp/c" | sed 's/^/  /' || true
+}
+
+topo_up
+gid_a=$(gid_index sroce_a 192.0.2.1)
+gid_b=$(gid_index sroce_b 192.0.2.2)
+
+log "clean link:"
+traffic --transport rc --qps 4 --ops 8000
+traffic --transport uc --qps 4 --ops 8000
+traffic --transport ud --qps 4 --ops 8000
+counters
+
+log "netem on veth_a and veth_b: loss 2% reorder 10% duplicate 1% delay 1ms"
+for ns in a b; do
+	ip -n "$ns" link show "veth_$ns" >/dev/null
+	ip netns exec "$ns" tc qdisc add dev "veth_$ns" root netem \
+		loss 2% reorder 10% duplicate 1% delay 1ms ||
+		fail "cannot add netem to veth_$ns"
+done
+retrans_a=$(counter sroce_a retransmits)
+retrans_b=$(counter sroce_b retransmits)
+traffic --transport rc --qps 4 --ops 4000
+counters
+(($(counter sroce_a retransmits) > retrans_a && $(counter sroce_b retransmits) > retrans_b)) ||
+	fail "RC passed on a lossy link without retransmitting on both sides"
+traffic --transport uc --qps 4 --ops 4000 --allow-loss
+traffic --transport ud --qps 4 --ops 4000 --allow-loss
+counters
+for ns in a b; do
+	log "  veth_$ns: $(ip netns exec "$ns" tc -s qdisc show dev "veth_$ns" |
+		grep -o 'Sent [0-9]* bytes [0-9]* pkt (dropped [0-9]*' | tr -d '(')"
+done
+
+kernel_log_clean || fail "the kernel complained"
+rm -rf "$tmp"

@@ -1,0 +1,203 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# 45-interop: sroce and the kernel's own Soft-RoCE, rdma_rxe, talk to
+# each other.
+#
+#   +------- initial netns ------+          +--------- netns rxp --------+
+#   |  rxe0 (rdma_rxe)           |          |  sroce_r (sroce)           |
+#   |  veth_r 198.51.100.1/24    |==========|  veth_rp 198.51.100.2/24   |
+#   +----------------------------+          +----------------------------+
+#
+# lib-rxe.sh builds the left half (rdma_rxe has its UDP socket only in the
+# initial namespace); sroce_r sits on the peer veth. Each program runs
+# twice, sroce as server and rxe as client, then the other way round:
+#
+#   - ibv_rc_pingpong (4 KiB, 500 iterations) and ibv_ud_pingpong (1024 B,
+#     500): exit 0 on both sides and "<iters> iters in" on both;
+#   - rping -V (500 pings of 2500 B, every one compared): all 500 printed,
+#     no "data mismatch";
+#   - ib_write_bw, ib_read_bw, ib_send_bw (64 KiB), ib_atomic_bw: exit 0,
+#     a result line with a positive average bandwidth (a line that
+#     perftest could not time under TCG, "Correlation coefficient ...",
+#     is accepted as long as the run succeeded).
+#
+# rxe's programs run with the system's providers (rxe_run); sroce's with
+# libsroce (RDMAV_DRIVERS). The kernel must not complain.
+# timeout: 300
+set -e
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-rxe.sh"
+
+cleanup() {
+	ip netns exec rxp rdma link del sroce_r 2>/dev/null || true
+	rxe_down
+}
+trap cleanup EXIT
+
+tmp=$(mktemp -d)
+declare -A ip=([rxe]=198.51.100.1 [sroce]=198.51.100.2)
+declare -A dev=([rxe]=rxe0 [sroce]=sroce_r) gid
+
+# on SIDE CMD...: run CMD where SIDE's device lives, with its provider.
+on() {
+	local side=$1
+
+	shift
+	if [[ $side == rxe ]]; then
+		rxe_run "$@"
+	else
+		ip netns exec rxp "$@"
+	fi
+}
+
+other() {
+	[[ $1 == rxe ]] && echo sroce || echo rxe
+}
+
+tcp_listening() {
+	on "$1" ss -Htln "sport = :$2" | grep -q .
+}
+
+cm_listening() {
+	rdma resource show cm_id | grep -q "state LISTEN .*:$2 "
+}
+
+show() {
+	sed "s/^/  client ($1): /" "$tmp/c"
+	sed "s/^/  server ($2): /" "$tmp/s"
+}
+
+# pair SERVER-SIDE READY PORT -- SERVER-ARGS... -- CLIENT-ARGS...: the
+# server on SERVER-SIDE, the client on the other, each given its device
+# and GID options by the caller through the words @DEV@ and @GID@ and
+# the server's address through @SERVER@. Sets $status_s and $status_c.
+pair() {
+	local s=$1 ready=$2 port=$3 c pid arg
+	local -a sargs=() cargs=()
+
+	c=$(other "$s")
+	shift 4
+	while [[ $1 != -- ]]; do
+		sargs+=("$(subst "$s" "$1")")
+		shift
+	done
+	shift
+	for arg; do
+		cargs+=("$(subst "$c" "$arg")")
+	done
+	status_s=0 status_c=0
+	on "$s" timeout 120 "${sargs[@]}" >"$tmp/s" 2>&1 &
+	pid=$!
+	if ! wait_server 10 "$pid" "$ready" "$s" "$port"; then
+		sed "s/^/  server ($s): /" "$tmp/s"
+		fail "${sargs[*]}: the server ($s) exited before it listened"
+	fi
+	on "$c" timeout 120 "${cargs[@]}" >"$tmp/c" 2>&1 || status_c=$?
+	wait "$pid" || status_s=$?
+}
+
+# subst SIDE WORD: WORD with @DEV@, @GID@ and @SERVER@ replaced for SIDE.
+subst() {
+	local w=$2
+
+	w=${w//@DEV@/${dev[$1]}}
+	w=${w//@GID@/${gid[$1]}}
+	w=${w//@SERVER@/${ip[$(other "$1")]}}
+	printf "%s\n" "$w"
+}
+
+pingpong() {
+	local s=$1 prog=$2 size=$3 iters=$4 t0=$SECONDS side c
+
+	c=$(other "$s")
+	pair "$s" tcp_listening 18515 -- \
+		"$prog" -d @DEV@ -g @GID@ -s "$size" -n "$iters" -c -- \
+		"$prog" -d @DEV@ -g @GID@ -s "$size" -n "$iters" -c @SERVER@
+	for side in s c; do
+		if ((status_s || status_c)) ||
+			! grep -q "^$iters iters in [0-9.]* seconds" "$tmp/$side" ||
+			grep -q "invalid data" "$tmp/$side"; then
+			show "$c" "$s"
+			fail "$prog, server $s, client $c: exit status $status_s (server)" \
+				"$status_c (client), or no result line"
+		fi
+	done
+	log "$prog -s $size, server $s, client $c: $(grep ' iters in ' "$tmp/c")" \
+		"($((SECONDS - t0)) s)"
+}
+
+rping_pair() {
+	local s=$1 t0=$SECONDS c pings_s pings_c
+
+	c=$(other "$s")
+	pair "$s" cm_listening 7174 -- \
+		rping -s -a "${ip[$s]}" -V -v -C 500 -S 2500 -- \
+		rping -c -a "${ip[$s]}" -V -v -C 500 -S 2500
+	pings_s=$(grep -c '^server ping data: rdma-ping-' "$tmp/s" || true)
+	pings_c=$(grep -c '^ping data: rdma-ping-' "$tmp/c" || true)
+	if ((status_s || status_c || pings_s != 500 || pings_c != 500)) ||
+		grep -q 'data mismatch' "$tmp/c"; then
+		show "$c" "$s" | grep -v 'ping data: \|^  [^:]*: [^ ]*$' || true
+		fail "rping -V, server $s, client $c: exit status $status_s (server)" \
+			"$status_c (client), $pings_s and $pings_c pings of 500"
+	fi
+	log "rping -V -C 500 -S 2500, server $s, client $c: $pings_c pings verified" \
+		"($((SECONDS - t0)) s)"
+}
+
+# bw_result FILE: the last result line's average bandwidth, "unmeasured"
+# if perftest could not time it, nothing if there is no such line.
+bw_result() {
+	awk '
+		$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 5 {
+			r = ""
+			if (noclock && $4 + 0 == 0)
+				r = "unmeasured"
+			else if ($4 + 0 > 0)
+				r = $4 " MB/s"
+			noclock = 0
+		}
+		/Correlation coefficient/ { noclock = 1 }
+		END { if (r != "") print r }' "$1"
+}
+
+perf() {
+	local s=$1 prog=$2 t0=$SECONDS c bw_c bw_s
+
+	shift 2
+	c=$(other "$s")
+	pair "$s" tcp_listening 18515 -- \
+		"$prog" -d @DEV@ -x @GID@ -F "$@" -- \
+		"$prog" -d @DEV@ -x @GID@ -F "$@" @SERVER@
+	bw_c=$(bw_result "$tmp/c")
+	bw_s=$(bw_result "$tmp/s")
+	if ((status_s || status_c)) || [[ -z $bw_c || -z $bw_s ]]; then
+		show "$c" "$s"
+		fail "$prog $*, server $s, client $c: exit status $status_s (server)" \
+			"$status_c (client), or no good result line"
+	fi
+	log "$prog $*, server $s, client $c: $bw_c ($((SECONDS - t0)) s)"
+}
+
+sroce_load
+rxe_up
+ip netns exec rxp rdma link add sroce_r type sroce netdev veth_rp ||
+	fail "rdma link add sroce_r failed"
+wait_for 10 _port_active sroce_r
+wait_for 10 _has_gids sroce_r 198.51.100.2
+gid[rxe]=$(gid_index rxe0 198.51.100.1)
+gid[sroce]=$(gid_index sroce_r 198.51.100.2)
+
+for s in sroce rxe; do
+	pingpong "$s" ibv_rc_pingpong 4096 500
+	pingpong "$s" ibv_ud_pingpong 1024 500
+	rping_pair "$s"
+	perf "$s" ib_write_bw -n 200
+	perf "$s" ib_read_bw -n 200
+	perf "$s" ib_send_bw -n 200
+	perf "$s" ib_atomic_bw -n 1000
+done
+
+kernel_log_clean || fail "the kernel complained"
+rm -rf "$tmp"
