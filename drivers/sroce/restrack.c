@@ -7,6 +7,8 @@
  * indices, and the transport state of a QP. They are a snapshot read
  * without the engines' locks, for diagnosis; each value is read once.
  */
+#include <net/netlink.h>
+#include <rdma/rdma_netlink.h>
 #include <rdma/restrack.h>
 
 #include "cq.h"
@@ -14,6 +16,25 @@
 #include "qp.h"
 #include "restrack.h"
 #include "srq.h"
+
+/*
+ * Driver attributes go in one nested table (RDMA_NLDEV_ATTR_DRIVER), which
+ * @fill puts in @msg; all or nothing.
+ */
+static int put_table(struct sk_buff *msg, int (*fill)(struct sk_buff *msg,
+						      void *obj), void *obj)
+{
+	struct nlattr *table = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+
+	if (!table)
+		return -EMSGSIZE;
+	if (fill(msg, obj)) {
+		nla_nest_cancel(msg, table);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, table);
+	return 0;
+}
 
 /* A ring's size and its producer and consumer indices, as shared. */
 static int put_queue(struct sk_buff *msg, const char *size, const char *pi,
@@ -26,16 +47,10 @@ static int put_queue(struct sk_buff *msg, const char *size, const char *pi,
 	return 0;
 }
 
-/**
- * sroce_restrack_fill_qp() - ib_device_ops.fill_res_qp_entry
- * @msg: the netlink message
- * @ibqp: the QP
- *
- * Return: 0, or -EMSGSIZE when @msg is full.
- */
-int sroce_restrack_fill_qp(struct sk_buff *msg, struct ib_qp *ibqp)
+/* The QP attributes. */
+static int fill_qp(struct sk_buff *msg, void *obj)
 {
-	struct sroce_qp *qp = to_sqp(ibqp);
+	struct sroce_qp *qp = obj;
 	const struct sroce_req *req = &qp->req;
 	const struct sroce_resp *resp = &qp->resp;
 
@@ -66,16 +81,10 @@ int sroce_restrack_fill_qp(struct sk_buff *msg, struct ib_qp *ibqp)
 	return 0;
 }
 
-/**
- * sroce_restrack_fill_cq() - ib_device_ops.fill_res_cq_entry
- * @msg: the netlink message
- * @ibcq: the CQ
- *
- * Return: 0, or -EMSGSIZE when @msg is full.
- */
-int sroce_restrack_fill_cq(struct sk_buff *msg, struct ib_cq *ibcq)
+/* The CQ attributes. */
+static int fill_cq(struct sk_buff *msg, void *obj)
 {
-	struct sroce_cq *cq = to_scq(ibcq);
+	struct sroce_cq *cq = obj;
 	unsigned long flags;
 	int err = 0;
 
@@ -88,16 +97,10 @@ int sroce_restrack_fill_cq(struct sk_buff *msg, struct ib_cq *ibcq)
 	return err;
 }
 
-/**
- * sroce_restrack_fill_mr() - ib_device_ops.fill_res_mr_entry
- * @msg: the netlink message
- * @ibmr: the MR
- *
- * Return: 0, or -EMSGSIZE when @msg is full.
- */
-int sroce_restrack_fill_mr(struct sk_buff *msg, struct ib_mr *ibmr)
+/* The MR attributes. */
+static int fill_mr(struct sk_buff *msg, void *obj)
 {
-	struct sroce_mr *mr = container_of(ibmr, struct sroce_mr, ibmr);
+	struct sroce_mr *mr = obj;
 
 	if (rdma_nl_put_driver_u32(msg, "type", mr->type) ||
 	    rdma_nl_put_driver_u32_hex(msg, "access", mr->access) ||
@@ -107,6 +110,57 @@ int sroce_restrack_fill_mr(struct sk_buff *msg, struct ib_mr *ibmr)
 				   atomic_read(&mr->num_mw)))
 		return -EMSGSIZE;
 	return 0;
+}
+
+/* The SRQ attributes. */
+static int fill_srq(struct sk_buff *msg, void *obj)
+{
+	struct sroce_srq *srq = obj;
+	int err = 0;
+
+	/* A resize replaces the ring under the lock. */
+	spin_lock_irq(&srq->lock);
+	if (put_queue(msg, "ring_size", "pi", "ci", &srq->rq) ||
+	    rdma_nl_put_driver_u32(msg, "limit", srq->limit))
+		err = -EMSGSIZE;
+	spin_unlock_irq(&srq->lock);
+	return err;
+}
+
+/**
+ * sroce_restrack_fill_qp() - ib_device_ops.fill_res_qp_entry
+ * @msg: the netlink message
+ * @ibqp: the QP
+ *
+ * Return: 0, or -EMSGSIZE when @msg is full.
+ */
+int sroce_restrack_fill_qp(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	return put_table(msg, fill_qp, to_sqp(ibqp));
+}
+
+/**
+ * sroce_restrack_fill_cq() - ib_device_ops.fill_res_cq_entry
+ * @msg: the netlink message
+ * @ibcq: the CQ
+ *
+ * Return: 0, or -EMSGSIZE when @msg is full.
+ */
+int sroce_restrack_fill_cq(struct sk_buff *msg, struct ib_cq *ibcq)
+{
+	return put_table(msg, fill_cq, to_scq(ibcq));
+}
+
+/**
+ * sroce_restrack_fill_mr() - ib_device_ops.fill_res_mr_entry
+ * @msg: the netlink message
+ * @ibmr: the MR
+ *
+ * Return: 0, or -EMSGSIZE when @msg is full.
+ */
+int sroce_restrack_fill_mr(struct sk_buff *msg, struct ib_mr *ibmr)
+{
+	return put_table(msg, fill_mr, container_of(ibmr, struct sroce_mr, ibmr));
 }
 
 /**
@@ -119,14 +173,5 @@ int sroce_restrack_fill_mr(struct sk_buff *msg, struct ib_mr *ibmr)
  */
 int sroce_restrack_fill_srq(struct sk_buff *msg, struct ib_srq *ibsrq)
 {
-	struct sroce_srq *srq = to_ssrq(ibsrq);
-	int err = 0;
-
-	/* A resize replaces the ring under the lock. */
-	spin_lock_irq(&srq->lock);
-	if (put_queue(msg, "ring_size", "pi", "ci", &srq->rq) ||
-	    rdma_nl_put_driver_u32(msg, "limit", srq->limit))
-		err = -EMSGSIZE;
-	spin_unlock_irq(&srq->lock);
-	return err;
+	return put_table(msg, fill_srq, to_ssrq(ibsrq));
 }
