@@ -35,6 +35,26 @@ DECLARE_DRV_CMD(sroce_cmd_create_qp_ex, IB_USER_VERBS_EX_CMD_CREATE_QP,
 		empty, sroce_create_qp_resp);
 DECLARE_DRV_CMD(sroce_cmd_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
 		empty, sroce_create_srq_resp);
+DECLARE_DRV_CMD(sroce_cmd_create_srq_ex, IB_USER_VERBS_CMD_CREATE_XSRQ,
+		empty, sroce_create_srq_resp);
+DECLARE_DRV_CMD(sroce_cmd_modify_srq, IB_USER_VERBS_CMD_MODIFY_SRQ,
+		sroce_modify_srq_cmd, empty);
+
+/*
+ * Where the libibverbs that loaded the provider looks for VERBS_QP_EX in a
+ * struct verbs_qp (see Documentation/provider.md).
+ */
+enum sroce_qp_ex_abi {
+	/* Neither place below: no ibv_qp_ex is offered. */
+	SROCE_QP_EX_NONE,
+	/* verbs_qp.comp_mask of these headers: all of ibv_qp_ex is ours. */
+	SROCE_QP_EX_FULL,
+	/*
+	 * rdma-core before 45, whose struct ibv_qp_ex ends before wr_flush:
+	 * its comp_mask lies where these headers put wr_flush.
+	 */
+	SROCE_QP_EX_NO_FLUSH,
+};
 
 struct sroce_device {
 	struct verbs_device	ibv_dev;
@@ -45,6 +65,7 @@ struct sroce_context {
 	/* Both as the kernel reported them at context creation. */
 	uint32_t		queue_data_offset;
 	uint32_t		max_inline_data;
+	enum sroce_qp_ex_abi	qp_ex_abi;
 };
 
 struct sroce_pd {
@@ -93,8 +114,10 @@ struct sroce_cq {
 
 /**
  * struct sroce_wq - a work queue the provider produces into
- * @lock: serialises posters; protects @ring.index and @room
- * @ring: the mapped ring
+ * @lock: serialises posters, and an SRQ's resize; protects @ring, @room
+ *	  and, for an SRQ, @max_wr
+ * @ring: the mapped ring; an SRQ's is replaced by a resize, and is absent
+ *	  if mapping the new one failed
  * @room: slots known to be free, a lower bound: the kernel's consumer
  *	  index only moves forward, so it is read again only when this runs
  *	  out
@@ -115,20 +138,45 @@ struct sroce_wq {
 	uint32_t		max_inline;
 };
 
+struct send_opcode;
+
+/**
+ * struct sroce_wr_batch - an ibv_wr_start() ... ibv_wr_complete() batch
+ * @start: the SQ's private producer index at wr_start()
+ * @room: the SQ's count of free slots then
+ * @err: the first error; the builders ignore what follows it, and
+ *	 wr_complete() returns it and posts nothing
+ * @wqe: the entry the last builder began, in its ring slot (unpublished);
+ *	 NULL before the first builder and after an error
+ * @op: how that entry's opcode is posted
+ * @missing: WR_NEED_* bits: what that entry still lacks
+ *
+ * The SQ's lock is held from wr_start() to wr_complete() or wr_abort().
+ */
+struct sroce_wr_batch {
+	uint32_t		start;
+	uint32_t		room;
+	int			err;
+	struct sroce_send_wqe	*wqe;
+	const struct send_opcode *op;
+	uint32_t		missing;
+};
+
 /*
  * rdma-core 45 grew struct ibv_qp_ex (wr_flush) without changing the
- * private ABI, so libibverbs 44.0 places verbs_qp.comp_mask and .xrcd eight
- * bytes before where these headers do. The provider never touches those
- * fields and does not offer struct ibv_qp_ex, which needs VERBS_QP_EX in
- * comp_mask; see Documentation/provider.md.
+ * private ABI, so libibverbs 44.0 keeps verbs_qp.comp_mask and .xrcd eight
+ * bytes before where these headers do: where they put wr_flush. The
+ * provider touches those fields only as sroce_context.qp_ex_abi says; see
+ * Documentation/provider.md.
  */
 struct sroce_qp {
 	struct verbs_qp		vqp;
 	struct sroce_wq		sq;
-	/* Absent (ring.hdr NULL) when the QP receives through an SRQ. */
+	/* Absent (ring.hdr NULL) on an SRQ and on an XRC send QP. */
 	struct sroce_wq		rq;
 	/* IBV_SEND_SIGNALED if the QP was created with sq_sig_all, else 0. */
 	uint32_t		sq_signal;
+	struct sroce_wr_batch	batch;
 };
 
 struct sroce_srq {
@@ -170,6 +218,11 @@ static inline struct sroce_cq *ex_to_scq(struct ibv_cq_ex *ibcq)
 static inline struct sroce_qp *to_sqp(struct ibv_qp *ibqp)
 {
 	return container_of(ibqp, struct sroce_qp, vqp.qp);
+}
+
+static inline struct sroce_qp *ex_to_sqp(struct ibv_qp_ex *ibqp)
+{
+	return container_of(ibqp, struct sroce_qp, vqp.qp_ex);
 }
 
 static inline struct sroce_srq *to_ssrq(struct ibv_srq *ibsrq)

@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -36,6 +37,7 @@
 #include "fake-kernel.h"
 #include "post-stress.h"
 #include "post-test.h"
+#include "wr-test.h"
 
 /* ------------------------------------------------------------------ */
 /* The fake kernel */
@@ -56,6 +58,17 @@ enum bad_caps bad_qp_caps;
 int doorbell_errno;
 bool wq_start_set;
 uint32_t wq_start;
+
+/* Per SRQ handle: what QUERY_SRQ reports besides the ring size. */
+static uint32_t srq_max_sge[MAX_QUEUES], srq_limit[MAX_QUEUES];
+static unsigned int modify_srq_count;
+static int modify_srq_errno;		/* MODIFY_SRQ fails with this, once */
+
+static uint32_t nr_pds, nr_xrcds;
+static struct ib_uverbs_create_xsrq xsrq_last;
+static struct ib_uverbs_rereg_mr last_rereg;
+static uint32_t rereg_keys;
+static int rereg_errno;			/* REREG_MR fails with this, once */
 
 _Atomic unsigned int srq_db[MAX_QUEUES];
 void (*doorbell_hook)(void);
@@ -242,22 +255,42 @@ static int cmd_resize_cq(const struct ib_uverbs_resize_cq *cmd, size_t out)
 	return 0;
 }
 
-/* Size the rings and report the limits as sroce.ko's init_queues() does. */
-static int cmd_create_qp(const struct ib_uverbs_create_qp *cmd, size_t out)
+/*
+ * Size the rings and report the limits as sroce.ko's init_queues() does;
+ * @cmd is the core of CREATE_QP or of the extended CREATE_QP, which start
+ * alike (handled here: the limits, qp_type, is_srq).
+ */
+#define QP_NEW(cmd, resp, drv) \
+	kernel_qp_new((cmd)->max_send_wr, (cmd)->max_recv_wr, \
+		      (cmd)->max_send_sge, (cmd)->max_recv_sge, \
+		      (cmd)->max_inline_data, (cmd)->qp_type, (cmd)->is_srq, \
+		      resp, drv)
+
+static int kernel_qp_new(uint32_t max_send_wr, uint32_t max_recv_wr,
+			 uint32_t max_send_sge, uint32_t max_recv_sge,
+			 uint32_t max_inline_data, uint8_t qp_type,
+			 uint8_t is_srq, struct ib_uverbs_create_qp_resp *resp,
+			 struct sroce_create_qp_resp *drv)
 {
-	struct ib_uverbs_create_qp_resp *resp = resp_ptr(cmd);
-	struct sroce_create_qp_resp *drv = (void *)(resp + 1);
 	struct fake_qp *qp = &qps[nr_qps];
 	uint32_t room, esz;
 
-	if (out < sizeof(*resp) + sizeof(*drv) || nr_qps == MAX_QUEUES)
+	if (nr_qps == MAX_QUEUES)
 		return EINVAL;
-	room = cmd->max_send_sge * sizeof(struct sroce_sge);
-	if (cmd->max_inline_data > room)
-		room = cmd->max_inline_data;
+	qp->send_db = qp->recv_db = 0;
+	qp->type = qp_type;
+	if (qp_type == IBV_QPT_XRC_RECV) {
+		/* Created without udata: no queue, no driver data. */
+		qp->sq = qp->rq = -1;
+		memset(resp, 0, sizeof(*resp));
+		goto out;
+	}
+	room = max_send_sge * sizeof(struct sroce_sge);
+	if (max_inline_data > room)
+		room = max_inline_data;
 	esz = align64(sizeof(struct sroce_send_wqe) + room);
 	room = esz - sizeof(struct sroce_send_wqe);
-	qp->sq = wq_new(cmd->max_send_wr, esz, &drv->sq);
+	qp->sq = wq_new(max_send_wr, esz, &drv->sq);
 	resp->max_send_wr = queues[qp->sq].num_entries;
 	resp->max_send_sge = min_u32(room / sizeof(struct sroce_sge),
 				     SROCE_MAX_SGE);
@@ -267,11 +300,11 @@ static int cmd_create_qp(const struct ib_uverbs_create_qp *cmd, size_t out)
 	memset(&drv->rq, 0, sizeof(drv->rq));
 	resp->max_recv_wr = 0;
 	resp->max_recv_sge = 0;
-	if (!cmd->is_srq && !qp_without_rq) {
+	if (!is_srq && qp_type != IBV_QPT_XRC_SEND && !qp_without_rq) {
 		esz = align64(sizeof(struct sroce_recv_wqe) +
-			      (cmd->max_recv_sge ? cmd->max_recv_sge : 1) *
+			      (max_recv_sge ? max_recv_sge : 1) *
 			      sizeof(struct sroce_sge));
-		qp->rq = wq_new(cmd->max_recv_wr, esz, &drv->rq);
+		qp->rq = wq_new(max_recv_wr, esz, &drv->rq);
 		resp->max_recv_wr = queues[qp->rq].num_entries;
 		resp->max_recv_sge = min_u32((esz - sizeof(struct sroce_recv_wqe)) /
 					     sizeof(struct sroce_sge),
@@ -286,11 +319,31 @@ static int cmd_create_qp(const struct ib_uverbs_create_qp *cmd, size_t out)
 	else if (bad_qp_caps == CAPS_WR_PAST_RING)
 		resp->max_send_wr++;
 	bad_qp_caps = CAPS_OK;
-
-	qp->send_db = qp->recv_db = 0;
+out:
 	resp->qp_handle = nr_qps++;
 	resp->qpn = 0x100 + resp->qp_handle;
 	return 0;
+}
+
+static int cmd_create_qp(const struct ib_uverbs_create_qp *cmd, size_t out)
+{
+	struct ib_uverbs_create_qp_resp *resp = resp_ptr(cmd);
+
+	if (out < sizeof(*resp) + sizeof(struct sroce_create_qp_resp))
+		return EINVAL;
+	return QP_NEW(cmd, resp, (void *)(resp + 1));
+}
+
+static int cmd_ex_create_qp(const struct ib_uverbs_ex_create_qp *cmd,
+			    void *response, size_t out, size_t drv_out)
+{
+	struct ib_uverbs_ex_create_qp_resp *resp = response;
+	struct sroce_create_qp_resp *drv = (void *)((uint8_t *)response + out);
+
+	if (out < sizeof(*resp) || drv_out < sizeof(*drv))
+		return EINVAL;
+	resp->response_length = sizeof(*resp);
+	return QP_NEW(cmd, &resp->base, drv);
 }
 
 static int cmd_create_srq(const struct ib_uverbs_create_srq *cmd, size_t out)
@@ -311,6 +364,114 @@ static int cmd_create_srq(const struct ib_uverbs_create_srq *cmd, size_t out)
 	resp->max_wr = queues[h].num_entries;
 	resp->max_sge = min_u32((esz - sizeof(struct sroce_recv_wqe)) /
 				sizeof(struct sroce_sge), SROCE_MAX_SGE);
+	srq_max_sge[h] = resp->max_sge;
+	srq_limit[h] = 0;
+	return 0;
+}
+
+/* CREATE_XSRQ: as CREATE_SRQ; the SRQ number is the response's too. */
+static int cmd_create_xsrq(const struct ib_uverbs_create_xsrq *cmd, size_t out)
+{
+	struct ib_uverbs_create_srq_resp *resp = resp_ptr(cmd);
+	struct sroce_create_srq_resp *drv = (void *)(resp + 1);
+	uint32_t esz;
+	int h;
+
+	if (out < sizeof(*resp) + sizeof(*drv) ||
+	    (cmd->srq_type != IBV_SRQT_BASIC && cmd->srq_type != IBV_SRQT_XRC))
+		return EINVAL;
+	xsrq_last = *cmd;
+	esz = align64(sizeof(struct sroce_recv_wqe) +
+		      (cmd->max_sge ? cmd->max_sge : 1) * sizeof(struct sroce_sge));
+	h = wq_new(cmd->max_wr, esz, &drv->rq);
+	drv->srq_num = 0x100 + h;
+	srq_db[h] = 0;
+	resp->srq_handle = h;
+	resp->max_wr = queues[h].num_entries;
+	resp->max_sge = min_u32((esz - sizeof(struct sroce_recv_wqe)) /
+				sizeof(struct sroce_sge), SROCE_MAX_SGE);
+	resp->srqn = drv->srq_num;
+	srq_max_sge[h] = resp->max_sge;
+	srq_limit[h] = 0;
+	return 0;
+}
+
+/*
+ * As sroce.ko's srq_resize(): the WQEs not yet taken move to slots 0, 1,
+ * ... of a new ring, and the provider learns where it is at the address
+ * of the driver data; the old ring goes once its last mapping does.
+ */
+static int cmd_modify_srq(const struct ib_uverbs_modify_srq *cmd, size_t in)
+{
+	const struct sroce_modify_srq_cmd *drv = (const void *)(cmd + 1);
+	struct sroce_queue_info *info;
+	struct fake_queue old, *q;
+	uint32_t cons, prod;
+	int h = cmd->srq_handle, n, err;
+
+	modify_srq_count++;
+	err = modify_srq_errno;
+	modify_srq_errno = 0;
+	if (err)
+		return err;
+	if (h < 0 || h >= MAX_QUEUES || !queues[h].used ||
+	    (cmd->attr_mask & ~(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT)))
+		return EINVAL;
+	if (cmd->attr_mask & IBV_SRQ_MAX_WR) {
+		if (in < sizeof(*cmd) + sizeof(*drv) || !cmd->max_wr)
+			return EINVAL;
+		old = queues[h];
+		cons = qhdr(&old)->consumer;
+		prod = qhdr(&old)->producer;
+		info = (void *)(uintptr_t)drv->queue_info_addr;
+		if (prod - cons > cmd->max_wr)
+			return EINVAL;
+		n = queue_new(cmd->max_wr, old.entry_size, info);
+		q = &queues[n];
+		for (; cons != prod; cons++)
+			memcpy(qslot(q, qhdr(q)->producer++), qslot(&old, cons),
+			       old.entry_size);
+		queues[h] = *q;
+		q->used = false;
+		real_munmap(old.kaddr, old.size);
+	}
+	if (cmd->attr_mask & IBV_SRQ_LIMIT)
+		srq_limit[h] = cmd->srq_limit;
+	return 0;
+}
+
+static int cmd_query_srq(const struct ib_uverbs_query_srq *cmd)
+{
+	struct ib_uverbs_query_srq_resp *resp = resp_ptr(cmd);
+
+	resp->max_wr = queues[cmd->srq_handle].num_entries;
+	resp->max_sge = srq_max_sge[cmd->srq_handle];
+	resp->srq_limit = srq_limit[cmd->srq_handle];
+	return 0;
+}
+
+/* MRs: REREG_MR is recorded and answered with keys from @rereg_keys. */
+static int cmd_reg_mr(const struct ib_uverbs_reg_mr *cmd)
+{
+	struct ib_uverbs_reg_mr_resp *resp = resp_ptr(cmd);
+
+	resp->mr_handle = 3;
+	resp->lkey = 0x1234;
+	resp->rkey = 0x1234;
+	return 0;
+}
+
+static int cmd_rereg_mr(const struct ib_uverbs_rereg_mr *cmd)
+{
+	struct ib_uverbs_rereg_mr_resp *resp = resp_ptr(cmd);
+	int err = rereg_errno;
+
+	last_rereg = *cmd;
+	rereg_errno = 0;
+	if (err)
+		return err;
+	resp->lkey = rereg_keys;
+	resp->rkey = rereg_keys;
 	return 0;
 }
 
@@ -409,7 +570,7 @@ static int fake_doorbell(const struct ib_uverbs_cmd_hdr *hdr, size_t len)
 }
 
 /* One legacy (non-extended) uverbs write command. */
-static int fake_cmd(uint32_t command, const void *body, size_t out)
+static int fake_cmd(uint32_t command, const void *body, size_t in, size_t out)
 {
 	switch (command) {
 	case IB_USER_VERBS_CMD_GET_CONTEXT: {
@@ -428,8 +589,8 @@ static int fake_cmd(uint32_t command, const void *body, size_t out)
 		struct ib_uverbs_alloc_pd_resp *resp = resp_ptr(body);
 		struct sroce_alloc_pd_resp *drv = (void *)(resp + 1);
 
-		resp->pd_handle = 1;
-		drv->pdn = 1;
+		resp->pd_handle = ++nr_pds;
+		drv->pdn = nr_pds;
 		return 0;
 	}
 	case IB_USER_VERBS_CMD_DEALLOC_PD:
@@ -471,7 +632,27 @@ static int fake_cmd(uint32_t command, const void *body, size_t out)
 		queue_free(cmd->srq_handle);
 		return 0;
 	}
+	case IB_USER_VERBS_CMD_CREATE_XSRQ:
+		return cmd_create_xsrq(body, out);
+	case IB_USER_VERBS_CMD_OPEN_XRCD: {
+		struct ib_uverbs_open_xrcd_resp *resp = resp_ptr(body);
+
+		resp->xrcd_handle = 0x40 + nr_xrcds++;
+		return 0;
+	}
+	case IB_USER_VERBS_CMD_CLOSE_XRCD:
+		return 0;
+	case IB_USER_VERBS_CMD_MODIFY_SRQ:
+		return cmd_modify_srq(body, in);
+	case IB_USER_VERBS_CMD_QUERY_SRQ:
+		return cmd_query_srq(body);
 	case IB_USER_VERBS_CMD_MODIFY_QP:
+		return 0;
+	case IB_USER_VERBS_CMD_REG_MR:
+		return cmd_reg_mr(body);
+	case IB_USER_VERBS_CMD_REREG_MR:
+		return cmd_rereg_mr(body);
+	case IB_USER_VERBS_CMD_DEREG_MR:
 		return 0;
 	case IB_USER_VERBS_CMD_CREATE_AH:
 		return cmd_create_ah(body, out);
@@ -504,22 +685,28 @@ ssize_t write(int fd, const void *buf, size_t len)
 		const struct ib_uverbs_ex_cmd_hdr *ex = (const void *)(hdr + 1);
 		uint32_t command = hdr->command & ~IB_USER_VERBS_CMD_FLAG_EXTENDED;
 
-		if (command != IB_USER_VERBS_EX_CMD_CREATE_CQ) {
-			fprintf(stderr, "fake kernel: ex command %u not emulated\n",
-				command);
-			err = ENOSYS;
-		} else {
+		if (command == IB_USER_VERBS_EX_CMD_CREATE_CQ) {
 			err = cmd_ex_create_cq((const void *)(ex + 1),
 					       (void *)(uintptr_t)ex->response,
 					       hdr->out_words * 8,
 					       ex->provider_out_words * 8);
+		} else if (command == IB_USER_VERBS_EX_CMD_CREATE_QP) {
+			err = cmd_ex_create_qp((const void *)(ex + 1),
+					       (void *)(uintptr_t)ex->response,
+					       hdr->out_words * 8,
+					       ex->provider_out_words * 8);
+		} else {
+			fprintf(stderr, "fake kernel: ex command %u not emulated\n",
+				command);
+			err = ENOSYS;
 		}
 	} else if (hdr->command == IB_USER_VERBS_CMD_POST_SEND ||
 		   hdr->command == IB_USER_VERBS_CMD_POST_RECV ||
 		   hdr->command == IB_USER_VERBS_CMD_POST_SRQ_RECV) {
 		err = fake_doorbell(hdr, len);
 	} else {
-		err = fake_cmd(hdr->command, hdr + 1, hdr->out_words * 4);
+		err = fake_cmd(hdr->command, hdr + 1, len - sizeof(*hdr),
+			       hdr->out_words * 4);
 	}
 	if (err) {
 		errno = err;
@@ -713,6 +900,78 @@ static void test_cq_ex(struct ibv_context *ctx)
 	      "destroying a cq_ex unmaps the ring");
 }
 
+/* Produce a completion of QP @qpn with @wr_id into CQ ring @h. */
+static void kernel_complete_qp(int h, uint32_t qpn, uint64_t wr_id)
+{
+	struct fake_queue *q = &queues[h];
+	uint32_t prod = qhdr(q)->producer;
+	struct sroce_cqe *cqe = qcqe(q, prod);
+
+	memset(cqe, 0, sizeof(*cqe));
+	cqe->wr_id = wr_id;
+	cqe->status = IBV_WC_WR_FLUSH_ERR;
+	cqe->opcode = IBV_WC_RECV;
+	cqe->qp_num = qpn;
+	atomic_store_explicit((_Atomic(uint32_t) *)&qhdr(q)->producer, prod + 1,
+			      memory_order_release);
+}
+
+/*
+ * A QP reset or destroyed takes its completions out of its CQ; the others
+ * stay, in order, and nothing past the producer index is touched.
+ */
+static void test_cq_clean(struct ibv_context *ctx)
+{
+	static const int owner[] = { 0, 1, 0, 1, 1, 0, 0 };
+	struct ibv_qp_cap cap = { .max_send_wr = 2, .max_send_sge = 1,
+				  .max_recv_wr = 2, .max_recv_sge = 1 };
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_qp *qp[2];
+	struct ibv_wc wc[16];
+	struct fake_queue *q;
+	bool untouched = true;
+	unsigned int i;
+	int h, n;
+
+	qp[0] = qp_new(pd, cq, IBV_QPT_RC, &cap, NULL, 0);
+	qp[1] = qp_new(pd, cq, IBV_QPT_RC, &cap, NULL, 0);
+	if (!cq || !qp[0] || !qp[1]) {
+		check(false, "a CQ and two QPs to clean it of");
+		return;
+	}
+	h = cq->handle;
+	q = &queues[h];
+	for (i = 0; i < 16; i++)
+		memset(qcqe(q, i), 0xa5, sizeof(struct sroce_cqe));
+	for (i = 0; i < 7; i++)
+		kernel_complete_qp(h, qp[owner[i]]->qp_num, i);
+	n = ibv_poll_cq(cq, 1, wc);
+	qp_to(qp[0], IBV_QPS_RTS);
+	check(n == 1 && wc[0].wr_id == 0 && consumer(h) == 1,
+	      "clean: a completion polled; no other state cleans the CQ");
+
+	qp_to(qp[0], IBV_QPS_RESET);
+	for (i = 7; i < 16; i++)
+		untouched &= ((uint8_t *)qcqe(q, i))[0] == 0xa5;
+	check(consumer(h) == 4 && untouched,
+	      "reset: the consumer skips the QP's three completions, the slots past the producer are untouched");
+	n = ibv_poll_cq(cq, 16, wc);
+	check(n == 3 && wc[0].wr_id == 1 && wc[1].wr_id == 3 &&
+	      wc[2].wr_id == 4 && wc[2].qp_num == qp[1]->qp_num,
+	      "reset: the other QP's completions remain, in order");
+
+	kernel_complete_qp(h, qp[1]->qp_num, 7);
+	kernel_complete_qp(h, qp[0]->qp_num, 8);
+	kernel_complete_qp(h, qp[1]->qp_num, 9);
+	ibv_destroy_qp(qp[1]);
+	n = ibv_poll_cq(cq, 16, wc);
+	check(n == 1 && wc[0].wr_id == 8, "destroy: the QP's completions go too");
+	ibv_destroy_qp(qp[0]);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+}
+
 static void test_failures(struct ibv_context *ctx)
 {
 	struct ibv_qp_init_attr qattr = {
@@ -750,7 +1009,6 @@ static void test_qp_srq(struct ibv_context *ctx)
 	};
 	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND }, *bad_swr = NULL;
 	struct ibv_recv_wr rwr = {}, *bad_rwr = NULL;
-	struct ibv_srq_attr srq_attr = { .max_wr = 16 };
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
 	struct ibv_cq *cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
 	struct ibv_srq *srq;
@@ -768,8 +1026,6 @@ static void test_qp_srq(struct ibv_context *ctx)
 
 	srq = ibv_create_srq(pd, &sattr);
 	check(srq && live_aliases == 2, "create_srq maps its ring");
-	check(ibv_modify_srq(srq, &srq_attr, IBV_SRQ_MAX_WR) == EOPNOTSUPP,
-	      "an SRQ cannot be resized");
 	qattr.srq = srq;
 	qp = ibv_create_qp(pd, &qattr);
 	check(qp && live_aliases == 3, "a QP on an SRQ maps only its SQ");
@@ -779,9 +1035,231 @@ static void test_qp_srq(struct ibv_context *ctx)
 	ibv_dealloc_pd(pd);
 }
 
+/* Post @n receives with wr_id @first.. to @srq; return what post said. */
+static int srq_post(struct ibv_srq *srq, uint64_t first, int n)
+{
+	struct ibv_sge sge = { .addr = 0x1000, .length = 64, .lkey = 9 };
+	struct ibv_recv_wr wr[32], *bad = NULL;
+	int i;
+
+	for (i = 0; i < n; i++)
+		wr[i] = (struct ibv_recv_wr){ .wr_id = first + i, .sg_list = &sge,
+					      .num_sge = 1,
+					      .next = i + 1 < n ? &wr[i + 1] : NULL };
+	return ibv_post_srq_recv(srq, wr, &bad);
+}
+
+/* Slots @from.. of ring @h hold receive entries with wr_id @first.. */
+static bool srq_holds(int h, uint32_t from, uint64_t first, int n)
+{
+	struct sroce_recv_wqe *w;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		w = qslot(&queues[h], from + i);
+		if (w->wr_id != first + i || w->num_sge != 1 ||
+		    w->sge[0].lkey != 9)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * IBV_SRQ_MAX_WR: the provider passes the address of a queue_info in the
+ * driver data, maps the new ring, unmaps the old and goes on posting at
+ * the new producer index, with the new ring's size as its limit.
+ */
+static void test_srq_resize(struct ibv_context *ctx)
+{
+	struct ibv_srq_init_attr sattr = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_srq_attr attr = { .max_wr = 12 };
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_srq *srq;
+	unsigned int count;
+	void *old_alias;
+	int h, aliases;
+
+	srq = ibv_create_srq(pd, &sattr);
+	if (!srq) {
+		check(false, "an SRQ to resize");
+		return;
+	}
+	h = srq->handle;
+	aliases = live_aliases;
+	check(!srq_post(srq, 10, 4) && srq_post(srq, 14, 1) == ENOMEM,
+	      "resize: four WQEs fill the SRQ of four");
+	qhdr(&queues[h])->consumer = 1;		/* the kernel took one */
+
+	old_alias = queue_alias(h);
+	count = modify_srq_count;
+	check(!ibv_modify_srq(srq, &attr, IBV_SRQ_MAX_WR) &&
+	      modify_srq_count == count + 1 && queues[h].num_entries == 16 &&
+	      live_aliases == aliases && queue_alias(h) != old_alias,
+	      "resize: the new ring is mapped, the old one unmapped");
+	check(qhdr(&queues[h])->producer == 3 && srq_holds(h, 0, 11, 3),
+	      "resize: the three WQEs not taken moved to slots 0..2");
+	check(!srq_post(srq, 20, 13) && qhdr(&queues[h])->producer == 16 &&
+	      srq_holds(h, 3, 20, 13) && srq_post(srq, 40, 1) == ENOMEM,
+	      "resize: posting goes on at index 3, up to the new size of 16");
+	check(!ibv_query_srq(srq, &attr) && attr.max_wr == 16,
+	      "resize: query_srq reports the new size");
+
+	modify_srq_errno = ENOMEM;
+	attr.max_wr = 64;
+	check(ibv_modify_srq(srq, &attr, IBV_SRQ_MAX_WR) == ENOMEM &&
+	      queues[h].num_entries == 16 && live_aliases == aliases,
+	      "resize: a refused resize leaves the ring in place");
+	qhdr(&queues[h])->consumer = 16;
+	check(!srq_post(srq, 50, 2) && srq_holds(h, 16, 50, 2),
+	      "resize: ... and posting goes on in it");
+
+	/* Shrink: the free slots counted in the old ring do not carry over. */
+	qhdr(&queues[h])->consumer = 18;
+	attr.max_wr = 4;
+	check(!ibv_modify_srq(srq, &attr, IBV_SRQ_MAX_WR) &&
+	      queues[h].num_entries == 4 && qhdr(&queues[h])->producer == 0 &&
+	      srq_post(srq, 60, 5) == ENOMEM && qhdr(&queues[h])->producer == 4 &&
+	      srq_holds(h, 0, 60, 4),
+	      "resize to fewer slots: four fit, the fifth is ENOMEM");
+
+	attr.srq_limit = 5;
+	count = modify_srq_count;
+	check(!ibv_modify_srq(srq, &attr, IBV_SRQ_LIMIT) &&
+	      queues[h].num_entries == 4 && srq_limit[h] == 5 &&
+	      queue_alias(h) && modify_srq_count == count + 1,
+	      "modify_srq(LIMIT) alone leaves the ring alone");
+	check(!ibv_destroy_srq(srq) && live_aliases == aliases - 1,
+	      "destroying a resized SRQ unmaps its ring");
+	ibv_dealloc_pd(pd);
+}
+
+/*
+ * rereg_mr: the command carries the flags, the new range (as its own
+ * address) and PD, and the keys of the response replace the MR's.
+ */
+static void test_rereg_mr(struct ibv_context *ctx)
+{
+	static uint8_t buf[256], buf2[128];
+	struct ibv_pd *pd = ibv_alloc_pd(ctx), *pd2 = ibv_alloc_pd(ctx);
+	struct ibv_mr *mr;
+	int ret;
+
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	if (!mr) {
+		check(false, "an MR to reregister");
+		return;
+	}
+	rereg_keys = 0x5678;
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION |
+			   IBV_REREG_MR_CHANGE_ACCESS, NULL, buf2, sizeof(buf2),
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	check(!ret && last_rereg.mr_handle == 3 &&
+	      last_rereg.flags == (IBV_REREG_MR_CHANGE_TRANSLATION |
+				   IBV_REREG_MR_CHANGE_ACCESS) &&
+	      last_rereg.start == (uintptr_t)buf2 &&
+	      last_rereg.hca_va == (uintptr_t)buf2 &&
+	      last_rereg.length == sizeof(buf2) && last_rereg.pd_handle == 0 &&
+	      last_rereg.access_flags == (IBV_ACCESS_LOCAL_WRITE |
+					  IBV_ACCESS_REMOTE_READ),
+	      "rereg_mr: translation and access reach the kernel");
+	check(mr->lkey == 0x5678 && mr->rkey == 0x5678 && mr->addr == buf2 &&
+	      mr->length == sizeof(buf2), "rereg_mr: the MR takes the new keys");
+
+	rereg_keys = 0x9abc;
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0);
+	check(!ret && last_rereg.flags == IBV_REREG_MR_CHANGE_PD &&
+	      last_rereg.pd_handle == pd2->handle &&
+	      pd2->handle != pd->handle && mr->pd == pd2 &&
+	      mr->lkey == 0x9abc, "rereg_mr: a new PD reaches the kernel");
+
+	rereg_errno = EBUSY;
+	errno = 0;
+	ret = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			   IBV_ACCESS_LOCAL_WRITE);
+	check(ret == IBV_REREG_MR_ERR_CMD && errno == EBUSY &&
+	      mr->lkey == 0x9abc && mr->pd == pd2,
+	      "rereg_mr: a refusal is IBV_REREG_MR_ERR_CMD with the kernel's errno");
+	check(!ibv_dereg_mr(mr), "rereg_mr: the MR deregisters");
+	ibv_dealloc_pd(pd2);
+	ibv_dealloc_pd(pd);
+}
+
+/*
+ * XRC: a domain, an XRC SRQ (its ring, and its number for the senders),
+ * and an XRC receive QP, which has no ring of its own.
+ */
+static void test_xrc(struct ibv_context *ctx)
+{
+	struct ibv_xrcd_init_attr xattr = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1, .oflags = O_CREAT,
+	};
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	struct ibv_srq_init_attr_ex sattr = {
+		.attr = { .max_wr = 4, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
+		.srq_type = IBV_SRQT_XRC, .pd = pd, .cq = cq,
+	};
+	struct ibv_qp_init_attr_ex qattr = {
+		.qp_type = IBV_QPT_XRC_RECV, .comp_mask = IBV_QP_INIT_ATTR_XRCD,
+	};
+	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND }, *bad_swr;
+	struct ibv_recv_wr rwr = {}, *bad_rwr;
+	int aliases = live_aliases;
+	struct ibv_xrcd *xrcd;
+	struct ibv_srq *srq;
+	struct ibv_qp *qp;
+	uint32_t num = 0;
+
+	xrcd = ibv_open_xrcd(ctx, &xattr);
+	check(xrcd, "open_xrcd");
+	if (!xrcd)
+		return;
+	sattr.xrcd = xrcd;
+	srq = ibv_create_srq_ex(ctx, &sattr);
+	check(srq && live_aliases == aliases + 1 &&
+	      xsrq_last.srq_type == IBV_SRQT_XRC &&
+	      xsrq_last.xrcd_handle == 0x40 + nr_xrcds - 1 &&
+	      xsrq_last.cq_handle == cq->handle && sattr.attr.max_wr == 4,
+	      "create_srq_ex: an XRC SRQ in the XRCD, its ring mapped");
+	check(srq && !ibv_get_srq_num(srq, &num) &&
+	      num == 0x100 + srq->handle, "get_srq_num: the kernel's number");
+	check(srq && !srq_post(srq, 1, 2) &&
+	      qhdr(&queues[srq->handle])->producer == 2 &&
+	      srq_holds(srq->handle, 0, 1, 2), "an XRC SRQ takes receives");
+
+	qattr.xrcd = xrcd;
+	qp = ibv_create_qp_ex(ctx, &qattr);
+	check(qp && live_aliases == aliases + 1 && !ibv_qp_to_qp_ex(qp),
+	      "an XRC receive QP has no ring to map");
+	if (qp) {
+		qp_to(qp, IBV_QPS_RTS);
+		check(ibv_post_send(qp, &swr, &bad_swr) == EINVAL &&
+		      ibv_post_recv(qp, &rwr, &bad_rwr) == EINVAL,
+		      "an XRC receive QP refuses posts: EINVAL");
+		check(!ibv_destroy_qp(qp), "destroy the XRC receive QP");
+	}
+	qattr.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	qattr.send_ops_flags = IBV_QP_EX_WITH_SEND;
+	check(!ibv_create_qp_ex(ctx, &qattr) && errno == EOPNOTSUPP,
+	      "an XRC receive QP has no send operations: EOPNOTSUPP");
+
+	sattr.srq_type = IBV_SRQT_TM;
+	check(!ibv_create_srq_ex(ctx, &sattr) && errno == EOPNOTSUPP,
+	      "create_srq_ex refuses tag matching: EOPNOTSUPP");
+	check(srq && !ibv_destroy_srq(srq) && live_aliases == aliases,
+	      "destroying the XRC SRQ unmaps its ring");
+	check(!ibv_close_xrcd(xrcd), "close_xrcd");
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+}
+
 int main(int argc, char **argv)
 {
 	bool bench = argc > 1 && !strcmp(argv[1], "--bench");
+	bool quick = argc > 1 && !strcmp(argv[1], "--quick");
 	struct ibv_device **list;
 	struct ibv_context *ctx;
 	int n;
@@ -806,9 +1284,15 @@ int main(int argc, char **argv)
 		test_cq(ctx);
 		test_cq_ex(ctx);
 		test_qp_srq(ctx);
+		test_cq_clean(ctx);
+		test_srq_resize(ctx);
+		test_rereg_mr(ctx);
+		test_xrc(ctx);
 		test_failures(ctx);
 		test_post(ctx);
-		test_post_stress(ctx);
+		test_wr(ctx);
+		if (!quick)
+			test_post_stress(ctx);
 	}
 
 	ibv_close_device(ctx);

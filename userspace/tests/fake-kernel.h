@@ -28,10 +28,14 @@ struct fake_queue {
 extern struct fake_queue queues[MAX_QUEUES];
 extern int live_aliases;
 
-/* Per QP handle: its queues (rq -1 on an SRQ) and the doorbells it got. */
+/*
+ * Per QP handle: its queues (rq -1 on an SRQ or an XRC send QP), the
+ * doorbells it got and its type (enum ibv_qp_type).
+ */
 struct fake_qp {
 	int sq, rq;
 	_Atomic unsigned int send_db, recv_db;
+	uint8_t type;
 };
 
 extern struct fake_qp qps[MAX_QUEUES];

@@ -79,14 +79,14 @@ void consume_all(struct fake_queue *q)
 	store_release(&qhdr(q)->consumer, load_acquire(&qhdr(q)->producer));
 }
 
-static void ring_fill(struct fake_queue *q)
+void ring_fill(struct fake_queue *q)
 {
 	memset(q->kaddr + SROCE_QUEUE_DATA_OFFSET, CANARY,
 	       (size_t)q->num_entries * q->entry_size);
 }
 
 /* Every byte of the ring but the first @used of slot @i is still CANARY. */
-static bool ring_untouched_but(struct fake_queue *q, uint32_t i, size_t used)
+bool ring_untouched_but(struct fake_queue *q, uint32_t i, size_t used)
 {
 	uint8_t *data = q->kaddr + SROCE_QUEUE_DATA_OFFSET;
 	uint8_t *slot = qslot(q, i);
@@ -127,7 +127,7 @@ static void send_expect(struct ibv_qp *qp, struct ibv_send_wr *wr,
 	consume_all(q);
 }
 
-static struct sroce_send_wqe wqe_of(const struct ibv_send_wr *wr)
+struct sroce_send_wqe wqe_of(const struct ibv_send_wr *wr)
 {
 	struct sroce_send_wqe w;
 

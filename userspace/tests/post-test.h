@@ -46,6 +46,11 @@ struct fake_queue *sq_of(struct ibv_qp *qp);
 struct fake_queue *rq_of(struct ibv_qp *qp);
 void set_wakeup(struct fake_queue *q, bool on);
 void consume_all(struct fake_queue *q);
+/* Fill the ring's slots with a canary byte; check that only part changed. */
+void ring_fill(struct fake_queue *q);
+bool ring_untouched_but(struct fake_queue *q, uint32_t i, size_t used);
+/* The header post_send should write for @wr (no ex, no wr union). */
+struct sroce_send_wqe wqe_of(const struct ibv_send_wr *wr);
 void produce_cqe(struct fake_queue *q, uint64_t wr_id);
 
 void test_post(struct ibv_context *ctx);
