@@ -185,6 +185,33 @@ static struct sroce_dev *local_target(struct net *net,
 	return ndev ? sroce_dev_find_rcu(ndev) : NULL;
 }
 
+static bool is_mcast(const struct sroce_av *av)
+{
+	if (av->network_type == RDMA_NETWORK_IPV4)
+		return ipv4_is_multicast(av->dgid.s6_addr32[3]);
+	return ipv6_addr_is_multicast(&av->dgid);
+}
+
+/*
+ * A datagram to a multicast group also reaches the QPs of the sending
+ * port attached to it (IBA 10.5.2: a port may receive its own multicast
+ * packets, and HCAs do unless a QP was created to block it). The UDP
+ * tunnel socket has IP multicast loopback off, so a copy is delivered
+ * here, as a loopback packet; the original goes out on the wire.
+ */
+static void mcast_loop(struct sroce_dev *sdev, struct sk_buff *skb)
+{
+	struct sk_buff *copy = skb_copy(skb, GFP_ATOMIC);
+
+	if (!copy) {
+		sroce_stats_add(&sdev->stats, SROCE_STAT_TX_DROPPED, 1);
+		return;
+	}
+	copy->dev = sdev->ndev;
+	__skb_pull(copy, skb_transport_offset(copy) + sizeof(struct udphdr));
+	sroce_recv_loopback(sdev, copy);
+}
+
 /* sroce_net_xmit(), in an RCU read-side section. */
 static int xmit(struct sroce_dev *sdev, struct dst_cache *cache,
 		const struct sroce_av *av, u16 sport, struct sk_buff *skb)
@@ -218,6 +245,8 @@ static int xmit(struct sroce_dev *sdev, struct dst_cache *cache,
 		push_ip6(skb, av, dst);
 	sroce_stats_add(&sdev->stats, SROCE_STAT_TX_PACKETS, 1);
 	sroce_stats_add(&sdev->stats, SROCE_STAT_TX_BYTES, len);
+	if (is_mcast(av))
+		mcast_loop(sdev, skb);
 
 	if (dst->dev->flags & IFF_LOOPBACK) {
 		target = local_target(net, av);
