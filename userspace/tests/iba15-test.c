@@ -1,12 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * iba15-test DEV GID_INDEX: ATOMIC_WRITE and FLUSH (IBA 1.5) posted with
- * ibv_wr_*() between two connected RC QPs of one sroce device.
+ * iba15-test DEV GID_INDEX [PEER_DEV PEER_GID_INDEX]: ATOMIC_WRITE and
+ * FLUSH (IBA 1.5) posted with ibv_wr_*() on a connected RC QP.
+ *
+ * With one device, the requester and the responder QP are both on DEV
+ * (tests/53-ext-verbs.sh). With two, the requester is on DEV and the
+ * responder on PEER_DEV, each with its own PD and CQ, connected through
+ * the given GIDs (tests/54-iba15-interop.sh: sroce against rdma_rxe). The
+ * QP numbers and GIDs are exchanged in-process: an RDMA device belongs to
+ * no network namespace, and the kernel routes each QP's packets in the
+ * namespace of its GID's netdev, so one process can drive both ends
+ * wherever it runs. The responder's memory is the process's own, so
+ * every check reads it directly.
  *
  * ibv_wr_flush() needs a struct ibv_qp_ex with wr_flush (rdma-core 45 and
  * later): build this with the headers of the rdma-core tree the provider
- * is built in and run it with that tree's libibverbs (see iba15-test.sh).
- * The checks:
+ * is built in and run it with that tree's libibverbs (see
+ * tests/53-ext-verbs.sh), with providers of that release for every
+ * device used (RDMAV_DRIVERS). The checks:
  *
  *   - ATOMIC_WRITE stores its 8 bytes, as given, at the remote address and
  *     nothing around them; its completion is IBV_WC_ATOMIC_WRITE
@@ -21,7 +32,10 @@
  * are skipped, with a "skip:" line.
  *
  * Prints "ok:" and "FAIL:" lines, then "N passed, N failed"; exits 1 if
- * any check failed, 2 if the setup did.
+ * any check failed, 2 if the setup did. With two devices it first prints
+ * the devices and the responder's MRs ("responder MR: addr 0x... rkey
+ * 0x..."), by which tests/54-iba15-interop.sh recognises its FLUSH on the
+ * wire.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -58,17 +72,23 @@ static void die(const char *what)
 	exit(2);
 }
 
-struct ctx {
+/* One end: the requester (DEV) or the responder (PEER_DEV, or DEV again). */
+struct side {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
-	struct ibv_qp *qp[2];
-	struct ibv_qp_ex *qpx;		/* of qp[0], the requester */
-	uint8_t *src, *dst, *nf;
-	struct ibv_mr *src_mr, *dst_mr, *nf_mr;
-	int flush_access;		/* IBV_ACCESS_FLUSH_GLOBAL, or 0 */
+	struct ibv_qp *qp;
 	union ibv_gid gid;
 	int gid_index;
+};
+
+struct ctx {
+	struct side req, resp;		/* resp shares req's objects if one device */
+	bool two;			/* two devices */
+	struct ibv_qp_ex *qpx;		/* of req.qp */
+	uint8_t *src, *dst, *nf;	/* src on the requester, dst and nf on the responder */
+	struct ibv_mr *src_mr, *dst_mr, *nf_mr;
+	int flush_access;		/* IBV_ACCESS_FLUSH_GLOBAL, or 0 */
 };
 
 static struct ibv_context *open_dev(const char *name)
@@ -89,29 +109,42 @@ static struct ibv_context *open_dev(const char *name)
 }
 
 /* A zeroed buffer and its MR; NULL if only the registration failed. */
-static struct ibv_mr *reg(struct ctx *c, uint8_t **buf, int access)
+static struct ibv_mr *reg(struct ibv_pd *pd, uint8_t **buf, int access)
 {
 	*buf = aligned_alloc(4096, BUF_SIZE);
 	if (!*buf)
 		die("aligned_alloc");
 	memset(*buf, 0, BUF_SIZE);
-	return ibv_reg_mr(c->pd, *buf, BUF_SIZE, access);
+	return ibv_reg_mr(pd, *buf, BUF_SIZE, access);
 }
 
-static struct ibv_qp *qp_new(struct ctx *c)
+/* Open DEV, read its GID, make its PD and CQ. */
+static void side_open(struct side *s, const char *dev, const char *gid_index)
+{
+	s->ctx = open_dev(dev);
+	s->gid_index = atoi(gid_index);
+	if (ibv_query_gid(s->ctx, 1, s->gid_index, &s->gid))
+		die("ibv_query_gid");
+	s->pd = ibv_alloc_pd(s->ctx);
+	s->cq = s->pd ? ibv_create_cq(s->ctx, 16, NULL, NULL, 0) : NULL;
+	if (!s->cq)
+		die("PD and CQ");
+}
+
+static struct ibv_qp *qp_new(struct side *s)
 {
 	struct ibv_qp_init_attr_ex attr = {
-		.send_cq = c->cq, .recv_cq = c->cq, .qp_type = IBV_QPT_RC,
+		.send_cq = s->cq, .recv_cq = s->cq, .qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 16, .max_recv_wr = 1,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 		.comp_mask = IBV_QP_INIT_ATTR_PD |
 			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-		.pd = c->pd,
+		.pd = s->pd,
 		.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE |
 				  IBV_QP_EX_WITH_ATOMIC_WRITE |
 				  IBV_QP_EX_WITH_FLUSH,
 	};
-	struct ibv_qp *qp = ibv_create_qp_ex(c->ctx, &attr);
+	struct ibv_qp *qp = ibv_create_qp_ex(s->ctx, &attr);
 
 	if (!qp)
 		die("ibv_create_qp_ex with ATOMIC_WRITE and FLUSH");
@@ -119,33 +152,34 @@ static struct ibv_qp *qp_new(struct ctx *c)
 }
 
 /*
- * RESET to RTS, connected to QP number @dest on the same GID. A responder
- * takes FLUSH requests only with the QP's IBV_ACCESS_FLUSH_GLOBAL (IBA
- * 1.5, 9.4.6), besides the MR's.
+ * RESET to RTS, @s's QP connected to @peer's, from @s's GID to @peer's.
+ * A responder takes FLUSH requests only with the QP's
+ * IBV_ACCESS_FLUSH_GLOBAL (IBA 1.5, 9.4.6), besides the MR's.
  */
-static void connect_qp(struct ctx *c, struct ibv_qp *qp, uint32_t dest)
+static void connect_qp(struct side *s, const struct side *peer,
+		       int flush_access)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | c->flush_access,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | flush_access,
 	};
 
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
 		die("modify to INIT");
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest;
+	a.dest_qp_num = peer->qp->qp_num;
 	a.max_dest_rd_atomic = 4;
 	a.min_rnr_timer = 12;
 	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = c->gid;
-	a.ah_attr.grh.sgid_index = c->gid_index;
+	a.ah_attr.grh.dgid = peer->gid;
+	a.ah_attr.grh.sgid_index = s->gid_index;
 	a.ah_attr.grh.hop_limit = 1;
 	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
 		die("modify to RTR");
 	memset(&a, 0, sizeof(a));
@@ -154,7 +188,7 @@ static void connect_qp(struct ctx *c, struct ibv_qp *qp, uint32_t dest)
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 4;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
 			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
 			  IBV_QP_MAX_QP_RD_ATOMIC))
 		die("modify to RTS");
@@ -168,7 +202,7 @@ static struct ibv_wc poll_one(struct ctx *c)
 	int n;
 
 	do {
-		n = ibv_poll_cq(c->cq, 1, &wc);
+		n = ibv_poll_cq(c->req.cq, 1, &wc);
 	} while (!n && time(NULL) < end);
 	if (n != 1)
 		wc.status = -1;
@@ -203,42 +237,49 @@ int main(int argc, char **argv)
 {
 	static const uint8_t aw[8] = { 0x01, 0x23, 0x45, 0x67,
 				       0x89, 0xab, 0xcd, 0xef };
+	static uint8_t img[BUF_SIZE];	/* what the responder's MR must hold */
 	struct ctx c = {};
 	struct ibv_wc wc;
 	int ret, i;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: iba15-test DEV GID_INDEX\n");
+	if (argc != 3 && argc != 5) {
+		fprintf(stderr,
+			"usage: iba15-test DEV GID_INDEX [PEER_DEV PEER_GID_INDEX]\n");
 		return 2;
 	}
-	c.ctx = open_dev(argv[1]);
-	c.gid_index = atoi(argv[2]);
-	if (ibv_query_gid(c.ctx, 1, c.gid_index, &c.gid))
-		die("ibv_query_gid");
-	c.pd = ibv_alloc_pd(c.ctx);
-	c.cq = c.pd ? ibv_create_cq(c.ctx, 16, NULL, NULL, 0) : NULL;
-	if (!c.cq)
-		die("PD and CQ");
-	c.src_mr = reg(&c, &c.src, IBV_ACCESS_LOCAL_WRITE);
-	c.nf_mr = reg(&c, &c.nf, IBV_ACCESS_LOCAL_WRITE |
+	side_open(&c.req, argv[1], argv[2]);
+	c.two = argc == 5;
+	if (c.two) {
+		side_open(&c.resp, argv[3], argv[4]);
+		printf("requester %s (GID index %d), responder %s (GID index %d)\n",
+		       argv[1], c.req.gid_index, argv[3], c.resp.gid_index);
+	} else {
+		c.resp = c.req;
+	}
+	c.src_mr = reg(c.req.pd, &c.src, IBV_ACCESS_LOCAL_WRITE);
+	c.nf_mr = reg(c.resp.pd, &c.nf, IBV_ACCESS_LOCAL_WRITE |
 		      IBV_ACCESS_REMOTE_WRITE);
 	c.flush_access = IBV_ACCESS_FLUSH_GLOBAL;
-	c.dst_mr = reg(&c, &c.dst, IBV_ACCESS_LOCAL_WRITE |
+	c.dst_mr = reg(c.resp.pd, &c.dst, IBV_ACCESS_LOCAL_WRITE |
 		       IBV_ACCESS_REMOTE_WRITE | c.flush_access);
 	if (!c.dst_mr && errno == EINVAL) {
 		printf("skip: FLUSH: the kernel refuses IBV_ACCESS_FLUSH_GLOBAL\n");
 		c.flush_access = 0;
-		c.dst_mr = ibv_reg_mr(c.pd, c.dst, BUF_SIZE,
+		c.dst_mr = ibv_reg_mr(c.resp.pd, c.dst, BUF_SIZE,
 				      IBV_ACCESS_LOCAL_WRITE |
 				      IBV_ACCESS_REMOTE_WRITE);
 	}
 	if (!c.src_mr || !c.dst_mr || !c.nf_mr)
 		die("ibv_reg_mr");
-	c.qp[0] = qp_new(&c);
-	c.qp[1] = qp_new(&c);
-	connect_qp(&c, c.qp[0], c.qp[1]->qp_num);
-	connect_qp(&c, c.qp[1], c.qp[0]->qp_num);
-	c.qpx = ibv_qp_to_qp_ex(c.qp[0]);
+	if (c.two)
+		printf("responder MR: addr 0x%llx rkey 0x%x, without FLUSH right: addr 0x%llx rkey 0x%x\n",
+		       (unsigned long long)(uintptr_t)c.dst, c.dst_mr->rkey,
+		       (unsigned long long)(uintptr_t)c.nf, c.nf_mr->rkey);
+	c.req.qp = qp_new(&c.req);
+	c.resp.qp = qp_new(&c.resp);
+	connect_qp(&c.req, &c.resp, c.flush_access);
+	connect_qp(&c.resp, &c.req, c.flush_access);
+	c.qpx = ibv_qp_to_qp_ex(c.req.qp);
 	check(c.qpx, "ibv_qp_to_qp_ex() finds the QP's ibv_qp_ex");
 	if (!c.qpx)
 		return 1;
@@ -278,6 +319,11 @@ int main(int argc, char **argv)
 	      wc.status, wc.opcode);
 	check(!memcmp(c.dst + 256, c.src, 512) && all_zero(c.dst + 768, 256),
 	      "the written range is in place, byte for byte");
+	memset(img, 0, BUF_SIZE);
+	memcpy(img + 8, aw, sizeof(aw));
+	memcpy(img + 256, c.src, 512);
+	check(!memcmp(c.dst, img, BUF_SIZE),
+	      "the responder's MR holds the ATOMIC_WRITE and the WRITE, and zeroes elsewhere");
 
 	wc = flush_one(&c, 4, c.dst_mr->rkey, c.dst, 0, IBV_FLUSH_MR);
 	check(wc.status == IBV_WC_SUCCESS && wc.wr_id == 4 &&
@@ -288,16 +334,23 @@ int main(int argc, char **argv)
 	check(wc.status == IBV_WC_REM_ACCESS_ERR && wc.wr_id == 5,
 	      "FLUSH of an MR without IBV_ACCESS_FLUSH_GLOBAL: remote access error (status %d)",
 	      wc.status);
+	check(!memcmp(c.dst, img, BUF_SIZE) && all_zero(c.nf, BUF_SIZE),
+	      "the FLUSHes changed no byte of either MR");
 
 out:
-	ibv_destroy_qp(c.qp[0]);
-	ibv_destroy_qp(c.qp[1]);
+	ibv_destroy_qp(c.req.qp);
+	ibv_destroy_qp(c.resp.qp);
 	ibv_dereg_mr(c.src_mr);
 	ibv_dereg_mr(c.dst_mr);
 	ibv_dereg_mr(c.nf_mr);
-	ibv_destroy_cq(c.cq);
-	ibv_dealloc_pd(c.pd);
-	ibv_close_device(c.ctx);
+	ibv_destroy_cq(c.req.cq);
+	ibv_dealloc_pd(c.req.pd);
+	ibv_close_device(c.req.ctx);
+	if (c.two) {
+		ibv_destroy_cq(c.resp.cq);
+		ibv_dealloc_pd(c.resp.pd);
+		ibv_close_device(c.resp.ctx);
+	}
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
