@@ -101,17 +101,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-refcnt() {
-	local n
-
-	read -r n </sys/module/sroce/refcnt || return 1
-	echo "$n"
-}
-
-refcnt_is() {
-	[[ $(refcnt) == "$1" ]]
-}
-
 # put VALUE FILE: write VALUE into the configfs attribute FILE.
 put() {
 	echo "$1" >"$2" || fail "cannot write '$1' to $2"

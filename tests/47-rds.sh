@@ -46,17 +46,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-refcnt() {
-	local n
-
-	read -r n </sys/module/sroce/refcnt || return 1
-	echo "$n"
-}
-
-refcnt_is() {
-	[[ $(refcnt) == "$1" ]]
-}
-
 for m in rds rds_rdma; do
 	modinfo "$m" >/dev/null 2>&1 || skip "kernel $KREL has no module $m"
 done

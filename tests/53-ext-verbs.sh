@@ -5,6 +5,7 @@
 # SRQ resize with traffic, rereg_mr, ATOMIC_WRITE and FLUSH.
 #
 #   netns a: sroce_a on veth_a 192.0.2.1 (client and server of each test)
+#   netns b: sroce_b on veth_b 192.0.2.2 (iba15-test's second run)
 #
 # 1. sroce's own pyverbs tests, userspace/tests/pyverbs_sroce.py, through
 #    tests/lib-pyverbs.py (as test_sroce_ext): WQEs posted before an SRQ
@@ -21,6 +22,10 @@
 #    the right fails with IBV_WC_REM_ACCESS_ERR. On a kernel whose RDMA
 #    core lacks the FLUSH rights (6.1) the FLUSH checks are skipped by the
 #    program, with a "skip:" line, and ATOMIC_WRITE is still checked.
+#    It runs twice: both QPs on sroce_a (the requester's packets take
+#    sroce's local path), then requester on sroce_a and responder on
+#    sroce_b, so that the requests and their responses cross the veth as
+#    RoCEv2 frames, ICRC included.
 #
 # Prints one line per pyverbs test, the traceback of each failure, then
 # iba15-test's checks. Fails if anything failed or the kernel complained.
@@ -76,6 +81,9 @@ elif cc -O2 -Wall -Werror -I "$tree/include" \
 	"$SROCE_TOP/userspace/tests/iba15-test.c" -o "$tmp/iba15-test" \
 	-L "$tree/lib" -libverbs; then
 	LD_LIBRARY_PATH=$tree/lib na "$tmp/iba15-test" sroce_a "$gid" || status=1
+	log "=== iba15-test from sroce_a to sroce_b, over the veth"
+	LD_LIBRARY_PATH=$tree/lib na "$tmp/iba15-test" sroce_a "$gid" \
+		sroce_b "$(gid_index sroce_b 192.0.2.2)" || status=1
 else
 	status=1
 fi

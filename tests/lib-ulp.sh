@@ -148,3 +148,15 @@ veth_bytes() {
 	read -r n </sys/class/net/"$1"/statistics/"$2"_bytes || return 1
 	echo "$n"
 }
+
+# refcnt: sroce's module reference count; refcnt_is N: it is N.
+refcnt() {
+	local n
+
+	read -r n </sys/module/sroce/refcnt || return 1
+	echo "$n"
+}
+
+refcnt_is() {
+	[[ $(refcnt) == "$1" ]]
+}
