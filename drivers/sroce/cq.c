@@ -132,7 +132,7 @@ int sroce_cq_destroy(struct ib_cq *ibcq, struct ib_udata *udata)
 int sroce_cq_resize(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
 	struct sroce_cq *cq = to_scq(ibcq);
-	struct sroce_queue q, old;
+	struct sroce_queue q;
 	int err;
 
 	err = cq_queue_init(&q, cqe, cq->user);
@@ -141,23 +141,16 @@ int sroce_cq_resize(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	if (cq->user) {
 		err = cq_queue_publish(&q, udata);
 		if (err)
-			goto err_queue;
+			goto out;
 	}
 
 	spin_lock_irq(&cq->lock);
-	err = sroce_queue_move(&cq->queue, &q);
-	if (!err) {
-		old = cq->queue;
-		cq->queue = q;
-		ibcq->cqe = min_t(u32, q.num_entries, SROCE_MAX_CQE);
-	}
+	err = sroce_queue_replace(&cq->queue, &q);
+	if (!err)
+		ibcq->cqe = min_t(u32, cq->queue.num_entries, SROCE_MAX_CQE);
 	spin_unlock_irq(&cq->lock);
-	if (err)
-		goto err_queue;
-	sroce_queue_cleanup(&old);
-	return 0;
-
-err_queue:
+	/* The old ring, or the new one if it was not taken. */
+out:
 	sroce_queue_cleanup(&q);
 	return err;
 }

@@ -274,6 +274,26 @@ int sroce_queue_move(struct sroce_queue *from, struct sroce_queue *to)
 }
 
 /**
+ * sroce_queue_replace() - put a new ring in place of a queue's
+ * @q: the queue; the caller holds what sroce_queue_move() asks for
+ * @repl: an empty ring with entries of the same size; on success it holds
+ *	  the old ring instead, and on failure it is unchanged: either way,
+ *	  the caller frees it
+ *
+ * The pending entries move first (sroce_queue_move()).
+ *
+ * Return: 0, or -EINVAL as sroce_queue_move().
+ */
+int sroce_queue_replace(struct sroce_queue *q, struct sroce_queue *repl)
+{
+	int err = sroce_queue_move(q, repl);
+
+	if (!err)
+		swap(*q, *repl);
+	return err;
+}
+
+/**
  * sroce_queue_mmap() - ib_device_ops.mmap: map a published ring
  * @uctx: the user context
  * @vma: the mapping; its offset selects the ring, its length must match

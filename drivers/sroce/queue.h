@@ -59,6 +59,7 @@ void *sroce_queue_tail(struct sroce_queue *q);
 void sroce_queue_push(struct sroce_queue *q);
 void sroce_queue_discard(struct sroce_queue *q);
 int sroce_queue_move(struct sroce_queue *from, struct sroce_queue *to);
+int sroce_queue_replace(struct sroce_queue *q, struct sroce_queue *repl);
 int sroce_queue_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
 void sroce_queue_mmap_free(struct rdma_user_mmap_entry *e);
 

@@ -134,7 +134,7 @@ static int srq_resize(struct sroce_srq *srq, u32 max_wr,
 {
 	struct sroce_modify_srq_cmd cmd = {};
 	struct sroce_queue_info info = {};
-	struct sroce_queue q, old;
+	struct sroce_queue q;
 	int err;
 
 	if (!max_wr || max_wr > SROCE_MAX_SRQ_WR)
@@ -156,33 +156,26 @@ static int srq_resize(struct sroce_srq *srq, u32 max_wr,
 		err = -EINVAL;
 	spin_unlock_irq(&srq->lock);
 	if (err)
-		goto err_queue;
+		goto out;
 	if (srq->user) {
 		err = sroce_queue_publish(&q, sroce_udata_ucontext(udata), &info);
 		if (err)
-			goto err_queue;
+			goto out;
 		if (copy_to_user(u64_to_user_ptr(cmd.queue_info_addr), &info,
 				 sizeof(info))) {
 			err = -EFAULT;
-			goto err_queue;
+			goto out;
 		}
 	}
 
 	/* The process posts nothing meanwhile (ABI): move again, and swap. */
 	spin_lock_irq(&srq->lock);
-	err = sroce_queue_move(&srq->rq, &q);
-	if (!err) {
-		old = srq->rq;
-		srq->rq = q;
-		srq->max_wr = q.num_entries;
-	}
+	err = sroce_queue_replace(&srq->rq, &q);
+	if (!err)
+		srq->max_wr = srq->rq.num_entries;
 	spin_unlock_irq(&srq->lock);
-	if (err)
-		goto err_queue;
-	sroce_queue_cleanup(&old);
-	return 0;
-
-err_queue:
+	/* The old ring, or the new one if it was not taken. */
+out:
 	sroce_queue_cleanup(&q);
 	return err;
 }
