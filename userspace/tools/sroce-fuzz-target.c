@@ -36,7 +36,7 @@
  *
  * Receives are kept posted: 32 on each RC, UC and UD QP in INIT, RTR,
  * RTS or SQD (4096 bytes in two pieces; UD 40 + 512 bytes), 128 on each
- * SRQ. Every 100 ms the QPs meant to be in RTR, RTS or SQD are queried;
+ * SRQ. Every 20 ms the QPs meant to be in RTR, RTS or SQD are queried;
  * one found in another state (the fuzzer killed it) is reset and brought
  * back with its first PSNs, and its receives or requests posted again.
  *
@@ -84,7 +84,7 @@
 #define FAKE_QPN	0xfa0000
 #define CQ_SIZE		8192
 #define BUF_SIZE	(1 << 20)
-#define CHECK_MS	100
+#define CHECK_MS	20
 
 enum role { R_PLAIN, R_SRQ, R_ORPHAN };
 
@@ -132,7 +132,7 @@ static struct {
 static struct {
 	uint64_t recv_ok, recv_err, recv_flush, send_ok, send_err, send_flush;
 	uint64_t events[IBV_EVENT_WQ_FATAL + 1];
-	unsigned int restores;
+	unsigned int restores, restore_failures;
 } st;
 
 static volatile sig_atomic_t stop;
@@ -252,13 +252,21 @@ static struct ibv_qp *create_qp(struct side *s, enum ibv_qp_type type,
 	return qp;
 }
 
-static void modify(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
+/*
+ * During setup every transition must work. A restore may race with the
+ * fuzzer killing the QP again: its failures are counted, and the next
+ * check tries again.
+ */
+static bool restoring;
+
+static int modify(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
 	int err = ibv_modify_qp(qp, attr, mask);
 
-	if (err)
+	if (err && !restoring)
 		tool_die("QP %u to state %d: %s", qp->qp_num, attr->qp_state,
 			 strerror(err));
+	return err;
 }
 
 static void set_av(struct ibv_ah_attr *ah, const struct side *s, int fam,
@@ -274,9 +282,9 @@ static void set_av(struct ibv_ah_attr *ah, const struct side *s, int fam,
 
 /*
  * Walk @qp of @type on side @s from RESET to @want, towards @dest_qpn at
- * @dgid. Its SQ and RQ start at @psn.
+ * @dgid. Its SQ and RQ start at @psn. Return 0 or an errno.
  */
-static void bring_up(struct ibv_qp *qp, struct side *s, enum ibv_qp_type type,
+static int bring_up(struct ibv_qp *qp, struct side *s, enum ibv_qp_type type,
 		     enum ibv_qp_state want, int fam, enum ibv_mtu mtu,
 		     unsigned int access, uint32_t dest_qpn,
 		     const union ibv_gid *dgid, uint32_t psn)
@@ -291,17 +299,18 @@ static void bring_up(struct ibv_qp *qp, struct side *s, enum ibv_qp_type type,
 		.qp_access_flags = access,
 	};
 
+	int err;
+
 	if (want == IBV_QPS_RESET)
-		return;
-	modify(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-	       (ud ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS));
+		return 0;
+	err = modify(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+		     (ud ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS));
+	if (err || want == IBV_QPS_INIT)
+		return err;
 	if (want == IBV_QPS_ERR) {
 		at.qp_state = IBV_QPS_ERR;
-		modify(qp, &at, IBV_QP_STATE);
-		return;
+		return modify(qp, &at, IBV_QP_STATE);
 	}
-	if (want == IBV_QPS_INIT)
-		return;
 	memset(&at, 0, sizeof(at));
 	at.qp_state = IBV_QPS_RTR;
 	if (!ud) {
@@ -312,11 +321,12 @@ static void bring_up(struct ibv_qp *qp, struct side *s, enum ibv_qp_type type,
 		at.max_dest_rd_atomic = 16;
 		at.min_rnr_timer = 1;
 	}
-	modify(qp, &at, IBV_QP_STATE | (ud ? 0 : IBV_QP_AV | IBV_QP_PATH_MTU |
-				      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN) |
-	       (rc ? IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0));
-	if (want == IBV_QPS_RTR)
-		return;
+	err = modify(qp, &at, IBV_QP_STATE |
+		     (ud ? 0 : IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+		      IBV_QP_RQ_PSN) |
+		     (rc ? IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0));
+	if (err || want == IBV_QPS_RTR)
+		return err;
 	memset(&at, 0, sizeof(at));
 	at.qp_state = IBV_QPS_RTS;
 	at.sq_psn = psn;
@@ -324,24 +334,25 @@ static void bring_up(struct ibv_qp *qp, struct side *s, enum ibv_qp_type type,
 	at.retry_cnt = 7;
 	at.rnr_retry = 7;
 	at.max_rd_atomic = 16;
-	modify(qp, &at, IBV_QP_STATE | IBV_QP_SQ_PSN |
-	       (type == IBV_QPT_RC || ini ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-		IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC :
-		type == IBV_QPT_XRC_RECV ? IBV_QP_TIMEOUT : 0));
-	if (want == IBV_QPS_RTS)
-		return;
+	err = modify(qp, &at, IBV_QP_STATE | IBV_QP_SQ_PSN |
+		     (type == IBV_QPT_RC || ini ? IBV_QP_TIMEOUT |
+		      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+		      IBV_QP_MAX_QP_RD_ATOMIC :
+		      type == IBV_QPT_XRC_RECV ? IBV_QP_TIMEOUT : 0));
+	if (err || want == IBV_QPS_RTS)
+		return err;
 	at.qp_state = IBV_QPS_SQD;
-	modify(qp, &at, IBV_QP_STATE);
+	return modify(qp, &at, IBV_QP_STATE);
 }
 
 static union ibv_gid fake_gid;
 
-static void target_up(struct target *x)
+static int target_up(struct target *x)
 {
 	uint32_t dest = x->peer ? x->peer->qp_num : FAKE_QPN + (x - t);
 	const union ibv_gid *dgid = x->fam ? &b.gid[x->fam == 6] : &fake_gid;
 
-	bring_up(x->qp, &a, x->type, x->want, x->fam, x->mtu, access_of(x),
+	return bring_up(x->qp, &a, x->type, x->want, x->fam, x->mtu, access_of(x),
 		 dest, dgid, x->psn);
 }
 
@@ -753,19 +764,28 @@ static void write_file(const char *path)
 		tool_die("%s: %s", path, strerror(errno));
 }
 
-/* Put back a QP found out of the state it is meant to be in. */
+/*
+ * Put back a QP found out of the state it is meant to be in. The fuzzer
+ * may kill it again on the way: then the next check tries again.
+ */
 static void restore(struct target *x)
 {
 	struct ibv_qp_attr at = { .qp_state = IBV_QPS_RESET };
+	int err = ibv_modify_qp(x->qp, &at, IBV_QP_STATE);
 
-	modify(x->qp, &at, IBV_QP_STATE);
+	if (err)
+		tool_die("QP %u to RESET: %s", x->qp->qp_num, strerror(err));
+	restoring = true;
 	x->gen++;
 	x->posted = 0;
 	x->ops = 0;
 	x->restores++;
 	st.restores++;
-	target_up(x);
-	top_up(x);
+	if (target_up(x))
+		st.restore_failures++;
+	else
+		top_up(x);
+	restoring = false;
 }
 
 static void check_states(void)
@@ -834,8 +854,9 @@ static void report(void)
 		       type_name(t[i].type), state_name(t[i].want),
 		       state_name(at.qp_state), t[i].restores);
 	}
-	printf("restores %u recv ok %llu err %llu flushed %llu send ok %llu"
-	       " err %llu flushed %llu\n", st.restores,
+	printf("restores %u (%u cut short) recv ok %llu err %llu flushed %llu"
+	       " send ok %llu err %llu flushed %llu\n", st.restores,
+	       st.restore_failures,
 	       (unsigned long long)st.recv_ok, (unsigned long long)st.recv_err,
 	       (unsigned long long)st.recv_flush,
 	       (unsigned long long)st.send_ok, (unsigned long long)st.send_err,

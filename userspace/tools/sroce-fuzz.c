@@ -519,6 +519,7 @@ struct tqp {
 	uint32_t mtu;
 	unsigned int access;
 	bool orphan;
+	bool clean;		/* only requests that should execute */
 	struct model m;
 };
 
@@ -659,6 +660,7 @@ static void parse_key(char **w, int n)
 
 static void group_targets(void)
 {
+	bool clean[2] = { true, true };
 	struct tqp *q;
 	int i, f;
 
@@ -670,8 +672,12 @@ static void group_targets(void)
 				continue;
 			if ((q->type == QT_RC || q->type == QT_UC ||
 			     q->type == QT_XRC_TGT) && takes_requests(q) &&
-			    q->psn_known)
+			    q->psn_known) {
 				group_add(&g_req[f], i);
+				/* Every other one is kept alive. */
+				q->clean = clean[f];
+				clean[f] = !clean[f];
+			}
 			if ((q->type == QT_RC || q->type == QT_XRC_INI) &&
 			    takes_responses(q) && q->psn_known)
 				group_add(q->orphan ? &g_orphan[f] : &g_resp[f], i);
@@ -1240,7 +1246,7 @@ static void start_msg(struct gen *g, struct tqp *q, uint32_t kind,
 	struct model *m = &q->m;
 	uint8_t tr = transport_of(q), op;
 	bool imm = chance(250), inv = tr != TR_UC && kind == F_SEND &&
-					  chance(40);
+					  chance(40) && !q->clean;
 	int k;
 
 	if (kind == F_SEND) {
@@ -1321,6 +1327,38 @@ static void start_rdma(struct gen *g, struct tqp *q, enum req_kind kind)
 	m->epsn = psn_add(m->epsn, npkts);
 }
 
+/* May requests through @q use a key with @right? */
+static bool may(const struct tqp *q, unsigned int right)
+{
+	int i;
+
+	if (!(q->access & right))
+		return false;
+	for (i = 0; i < num_keys; i++)
+		if ((keys[i].rights & right) && !keys[i].dead &&
+		    (!keys[i].bound || keys[i].qpn == q->qpn))
+			return true;
+	return false;
+}
+
+/*
+ * What a QP kept alive must not be sent: FLUSH (no MR grants it), and
+ * what it has no rights or key for. It gets a SEND instead.
+ */
+static enum req_kind harmless_kind(const struct tqp *q, enum req_kind kind)
+{
+	static const unsigned int needs[RK_NR] = {
+		[RK_WRITE] = RIGHT_W, [RK_READ] = RIGHT_R, [RK_CAS] = RIGHT_A,
+		[RK_FADD] = RIGHT_A, [RK_AWRITE] = RIGHT_W,
+	};
+
+	if (!q->clean || kind == RK_SEND)
+		return kind;
+	if (kind == RK_FLUSH || !may(q, needs[kind]))
+		return RK_SEND;
+	return kind;
+}
+
 /* A well-formed request at @q, at the PSN its responder expects. */
 static void gen_request(struct gen *g, struct tqp *q)
 {
@@ -1337,6 +1375,7 @@ static void gen_request(struct gen *g, struct tqp *q)
 	}
 	kind = q->type == QT_UC ? (chance(550) ? RK_SEND : RK_WRITE) :
 	       (enum req_kind)pick(w_rc, RK_NR);
+	kind = harmless_kind(q, kind);
 	if (kind == RK_SEND)
 		start_msg(g, q, F_SEND, pick_len(q->mtu, 4 * q->mtu));
 	else if (kind == RK_WRITE)
@@ -1345,27 +1384,43 @@ static void gen_request(struct gen *g, struct tqp *q)
 		start_rdma(g, q, kind);
 }
 
+enum want { W_ANY, W_CLEAN, W_DIRTY };
+
+/* A member of @gr that is @want, or if none is, any member. */
+static struct tqp *pick_in(const struct group *gr, enum want want)
+{
+	int cand[MAX_TARGETS], n = 0, i;
+
+	for (i = 0; i < gr->n; i++)
+		if (want == W_ANY || tq[gr->idx[i]].clean == (want == W_CLEAN))
+			cand[n++] = gr->idx[i];
+	if (!n)
+		return gr->n ? &tq[gr->idx[below(gr->n)]] : NULL;
+	return &tq[cand[below(n)]];
+}
+
 /* A target of group @grp of the packet's family, now and then of the other. */
-static struct tqp *pick_from(struct group *grp, int fam_idx)
+static struct tqp *pick_from(struct group *grp, int fam_idx, enum want want)
 {
 	struct group *gr = &grp[fam_idx];
 
 	if (!gr->n || chance(50))
 		gr = &grp[!fam_idx];
-	return gr->n ? &tq[gr->idx[below(gr->n)]] : NULL;
+	return pick_in(gr, want);
 }
 
+/* Any target but those kept alive. */
 static struct tqp *pick_any(void)
 {
-	return g_all.n ? &tq[g_all.idx[below(g_all.n)]] : NULL;
+	return pick_in(&g_all, W_DIRTY);
 }
 
 /* Fallback when a class has no target: a datagram at QP 1. */
 static void gen_gsi(struct gen *g);
 
-static void gen_valid(struct gen *g)
+static void gen_valid(struct gen *g, enum want want)
 {
-	struct tqp *q = pick_from(g_req, g->fam_idx);
+	struct tqp *q = pick_from(g_req, g->fam_idx, want);
 
 	if (!q)
 		return gen_gsi(g);
@@ -1507,7 +1562,7 @@ static void gen_mutated(struct gen *g)
 {
 	int n = between(1, 3), harmful = 0, psn = 0;
 
-	gen_valid(g);
+	gen_valid(g, W_DIRTY);
 	if (!g->q)
 		return;
 	while (n--) {
@@ -1578,13 +1633,14 @@ static void gen_response(struct gen *g)
 		OP_ACK, OP_ATOMIC_ACK, OP_RRESP_FIRST, OP_RRESP_MIDDLE,
 		OP_RRESP_LAST, OP_RRESP_ONLY,
 	};
-	struct tqp *q = chance(700) ? pick_from(g_orphan, g->fam_idx) : NULL;
+	struct tqp *q = chance(700) ? pick_from(g_orphan, g->fam_idx, W_ANY) :
+				      NULL;
 	uint32_t psn;
 
 	if (!q)
-		q = pick_from(g_resp, g->fam_idx);
+		q = pick_from(g_resp, g->fam_idx, W_ANY);
 	if (!q)
-		q = pick_from(g_orphan, g->fam_idx);
+		q = pick_from(g_orphan, g->fam_idx, W_ANY);
 	if (!q)
 		return gen_gsi(g);
 	touch(g, q);
@@ -1726,7 +1782,7 @@ static void gen_invalid(struct gen *g)
 
 	/* A plausible packet first, then the one thing wrong with it. */
 	if (chance(600))
-		gen_valid(g);
+		gen_valid(g, W_ANY);
 	else
 		gen_any_state(g);
 	g->q = NULL;
@@ -1878,7 +1934,7 @@ static uint32_t gen_one(struct pkt *p, uint8_t *fr, unsigned int fams,
 	case C_VALID:
 	case C_BAD_ICRC:
 	case C_BAD_UDP:
-		gen_valid(g);
+		gen_valid(g, W_ANY);
 		break;
 	case C_MUTATED:
 		gen_mutated(g);
