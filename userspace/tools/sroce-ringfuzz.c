@@ -5,6 +5,7 @@
  *   sroce-ringfuzz -d DEV -g GID_INDEX -D PEER_DEV -G PEER_GID_INDEX
  *                  [-c CASE]... [--seed S] [--iterations N] [--first K]
  *                  [--stall S] [--wait-file FILE] [--inject FAULT]
+ *                  [--verbose]
  *
  * One process opens two devices (sroce_a and sroce_b of tests/lib.sh) and
  * builds, on DEV, a "fuzzed" QP F with its own CQ (and, at random, an SRQ)
@@ -45,18 +46,36 @@
  *
  * Each random sequence (seeded; its seed is derived from --seed and its
  * number) creates a fresh F/P pair: RC (most), UC or UD, on an RQ or an
- * SRQ, and runs up to three rounds. A round is 4 to 31 random steps
- * (real posts on F and from P, the ring operations above, doorbells,
- * polls, pauses, control rounds started and finished around them), then
- * a settle: the indices the process owns are put back where libsroce
- * keeps them, the doorbells rung, both CQs drained. Then F must either
+ * SRQ, with a hostility level, and runs up to three rounds. A round is 4
+ * to 31 random steps (real posts on F and from P, ring operations,
+ * doorbells, polls, pauses, control rounds started and finished around
+ * them). The ring operations of each level (cumulative):
  *
- *   - be in ERR, with evidence for F: an error completion on F's CQ, an
- *     errno from a doorbell of F, or an error event (QP_FATAL,
- *     QP_REQ_ERR, QP_ACCESS_ERR, CQ_ERR, SRQ_ERR) for F, its CQ or its
- *     SRQ; and if the SQ's producer index was never moved (the kernel's
- *     view of the ring was never out of step), a SEND posted now must
- *     complete in error (flushed); or
+ *   0  what the kernel must not even notice: free slots (past the
+ *      producer) filled with garbage, the indices the kernel owns and the
+ *      flags scribbled on (and put back), the CQ's consumer index moved
+ *      back by 1 to 3; F's real work requests leave the windows alone and
+ *      P sends only into posted receives;
+ *   1  posted WQEs rewritten, WQEs written past libsroce (and published),
+ *      the CQ's consumer index moved anywhere;
+ *   2  producer indices of the SQ, RQ and SRQ moved anywhere: forwards,
+ *      backwards, a lap ahead, past the ring, behind the consumer.
+ *
+ * Then a settle: the indices the process owns are put back where
+ * libsroce keeps them, the doorbells rung, both CQs drained. Then F must
+ * either
+ *
+ *   - be in ERR and have said so: an error completion on F's CQ, an errno
+ *     from a doorbell of F, or an event (QP_FATAL, QP_REQ_ERR,
+ *     QP_ACCESS_ERR, CQ_ERR, SRQ_ERR, or LAST_WQE_REACHED, how a QP on an
+ *     SRQ reports ERR) for F, its CQ or its SRQ; failing those, a SEND
+ *     posted now must complete in error (flushed). If the SQ's producer
+ *     index was never moved (the kernel's view of the ring was never out
+ *     of step), that SEND must be flushed in any case. A QP in ERR that
+ *     said nothing and whose SQ is out of step (the kernel's consumer
+ *     index past libsroce's producer, so nothing posted can ever be
+ *     flushed) is "SILENT ERR": the kernel saw the corruption and told no
+ *     one; the run fails, naming the first such sequence; or
  *   - be usable: a probe SEND (unique bytes from a separate MR) completes
  *     successfully on F and arrives at P byte for byte. A probe that
  *     fails and leaves F in ERR counts as the first case.
@@ -71,22 +90,18 @@
  * control buffers compared with the expected image; any asynchronous
  * event for a control object fails the run.
  *
- * Named cases (-c; default: all of them, then the random sequences):
+ * Named cases (-c; default: all of them, in this order, with the random
+ * sequences before the last):
  *
- *   sq-producer-back  the known defect: an RC SEND left unacknowledged (P
- *                     in ERR drops it; F's timeout is 4 s), every SQ slot
- *                     rewritten with a BIND_MW unbind of a type 1 window
- *                     and the producer moved to the ring's end, a
- *                     doorbell (the binds execute, the SEND keeps the
- *                     consumer index back), then the producer lowered by
- *                     one and the doorbell rung again. Expected: the
- *                     doorbell returns (a send engine that refetches past
- *                     the producer loops forever, a soft lockup), F ends
- *                     in ERR with an error completion, the control pair
- *                     still passes, the destroy works
  *   sq-producer-past  producer = consumer + slots + 1, doorbell: F in ERR
- *                     with evidence
+ *                     and says so (as above)
  *   sq-producer-behind  producer = consumer - 1, doorbell: the same
+ *   sq-producer-lap   F's RQ emptied; a full lap of unsignaled BIND_MW
+ *                     unbinds written and published past libsroce, the
+ *                     doorbell rung (the kernel runs them), the producer
+ *                     put back where libsroce has it: the kernel's
+ *                     consumer is now a lap ahead and F must end in ERR
+ *                     and say so (there is nothing it can flush)
  *   rq-producer-past  RQ producer + slots + 1, P sends: the same
  *   srq-producer-past the same on an SRQ
  *   rq-wqe-sge        a posted receive's num_sge set to 1000, P sends: F
@@ -99,10 +114,26 @@
  *   opcodes           one WQE of each opcode written into an RC SQ with
  *                     plausible operands: each valid one completes (with
  *                     a status of its own), each invalid one (10 to 13,
- *                     16, 17, 255, 0xffffffff) with IBV_WC_LOC_QP_OP_ERR
- *                     and F in ERR
+ *                     16, 17, 0x20 (the kernel's REG_MR), 255,
+ *                     0xffffffff) with IBV_WC_LOC_QP_OP_ERR and F in ERR
  *   random            --iterations random sequences (default 50), from
  *                     number --first (default 0) on
+ *   sq-producer-back  the known defect: an RC SEND left unacknowledged (P
+ *                     in ERR drops it; F's timeout is 4 s), every SQ slot
+ *                     rewritten with a BIND_MW unbind of a type 1 window
+ *                     and the producer moved to the ring's end, a
+ *                     doorbell (the binds execute, the SEND keeps the
+ *                     consumer index back), then the producer lowered by
+ *                     one and the doorbell rung again. Expected: the
+ *                     doorbell returns (a send engine that refetches past
+ *                     the producer loops forever in it: an RCU stall or
+ *                     soft lockup, and the watchdog below), F ends in ERR
+ *                     with an error completion, the SEND's among them
+ *                     and not successful, the control pair still passes,
+ *                     the destroy works
+ *
+ * Each named case ends with a control round, the destroy of F and P and
+ * a check that nothing of them is left.
  *
  * Options:
  *   --seed S          the run's seed (default: SROCE_RINGFUZZ_SEED, else
@@ -120,6 +151,7 @@
  *                     devices, print "closed" and wait (up to 120 s) for
  *                     FILE to exist, so a test can look at the devices
  *                     while the process lives
+ *   --verbose         print every step (and index moves) as it is done
  *   --inject FAULT    make one check fail on purpose, to show it can:
  *                     control (one byte of the control image), probe
  *                     (one byte of the probe's expected bytes), leak (one
@@ -128,11 +160,13 @@
  *                     (error completions on F are ignored)
  *
  * Output: one line per check of a named case ("CASE CHECK expected X got
- * Y ok|FAIL"), one line per random sequence ("seq N seed S RC srq: round
- * 1: 17 steps ... -> usable"), "FAIL:" lines for what went wrong, and
+ * Y ok|FAIL"), one line per random sequence ("seq N seed S RC srq
+ * hostility 1: round 1: 17 steps ... -> usable"), "FAIL:" lines for what
+ * went wrong, and
  *
- *   sroce-ringfuzz: seed=S sequences=N usable=U err=E destroyed=D
- *   ring_ops=R doorbells=B control_rounds=C checks=K failures=F time=T
+ *   sroce-ringfuzz: seed=S sequences=N usable=U err=E silent=S
+ *   destroyed=D ring_ops=R doorbells=B control_rounds=C checks=K
+ *   failures=F time=T
  *
  * Exit status: 0 if nothing failed, 1 if something did (or the watchdog
  * fired), 2 for a usage or setup error. A parent process is the watchdog;
@@ -194,6 +228,7 @@ extern char **environ;
 #define TAG_DISC	0x4449530000000000ULL	/* ring discovery */
 #define TAG_PROBE	0x50524f0000000000ULL
 #define TAG_PRECV	0x5052430000000000ULL	/* P's receives */
+#define TAG_FRECV	0x4652430000000000ULL	/* F's receives */
 #define TAG_MASK	0xffffff0000000000ULL
 
 /* ------------------------------------------------------------------ */
@@ -332,6 +367,7 @@ struct progress {
 
 static struct progress *prog;
 static unsigned int stall_s = 30;
+static bool verbose;
 
 static void beat(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void beat(const char *fmt, ...)
@@ -342,6 +378,8 @@ static void beat(const char *fmt, ...)
 	vsnprintf(prog->what, sizeof(prog->what), fmt, ap);
 	va_end(ap);
 	__atomic_store_n(&prog->beat, now_ms(), __ATOMIC_RELEASE);
+	if (verbose && !strstr(prog->what, "polling"))
+		printf("  %s\n", prog->what);
 }
 
 static void alive(void)
@@ -1028,6 +1066,8 @@ struct fpair {
 	enum ibv_wc_status probe_status;
 	bool probe_arrived;
 	unsigned int ring_ops, doorbells, steps;
+	unsigned int hostility;
+	int f_credit;
 	uint64_t wr_seq;
 };
 
@@ -1079,11 +1119,13 @@ static void drain_events(struct fpair *fp)
 	for (i = 0; i < ARRAY_SIZE(devs); i++) {
 		while (!ibv_get_async_event(devs[i]->ctx, &ev)) {
 			enum ibv_event_type t = ev.event_type;
+			/* LAST_WQE_REACHED: how a QP on an SRQ says ERR. */
 			bool err = t == IBV_EVENT_QP_FATAL ||
 				   t == IBV_EVENT_QP_REQ_ERR ||
 				   t == IBV_EVENT_QP_ACCESS_ERR ||
 				   t == IBV_EVENT_CQ_ERR ||
-				   t == IBV_EVENT_SRQ_ERR;
+				   t == IBV_EVENT_SRQ_ERR ||
+				   t == IBV_EVENT_QP_LAST_WQE_REACHED;
 			bool mine = fp && ((t == IBV_EVENT_CQ_ERR ?
 					    ev.element.cq == fp->cq :
 					    t == IBV_EVENT_SRQ_ERR ||
@@ -1253,6 +1295,7 @@ static void f_post_recv(struct fpair *fp, uint64_t wr_id)
 	else
 		ret = ibv_post_recv(fp->qp, &wr, &bad);
 	note_post(fp, &fp->rq, ret, !bad, !ret || bad != &wr);
+	fp->f_credit += !ret;
 }
 
 /* P keeps its receive slots posted. */
@@ -1378,8 +1421,9 @@ static void f_post_send(struct fpair *fp)
 	unsigned int i, n = 1 + rnd(3), nops;
 	int ret;
 
-	nops = fp->type == IBV_QPT_RC ? ARRAY_SIZE(rc_ops) :
-	       fp->type == IBV_QPT_UC ? 4 : 2;
+	/* Windows change state: hostility 0 leaves them alone. */
+	nops = fp->type == IBV_QPT_UC ? 4 : fp->type == IBV_QPT_UD ? 2 :
+	       fp->hostility ? ARRAY_SIZE(rc_ops) : ARRAY_SIZE(rc_ops) - 2;
 	memset(wr, 0, sizeof(wr));
 	for (i = 0; i < n; i++) {
 		enum ibv_wr_opcode op = rc_ops[rnd(nops)];
@@ -1461,6 +1505,12 @@ static void p_post_send(struct fpair *fp)
 		.send_flags = IBV_SEND_SIGNALED, .imm_data = rng_next(&R),
 	}, *bad;
 
+	/* Hostility 0 keeps P from running into RNR and its retry limit. */
+	if (!fp->hostility && fp->f_credit <= 0) {
+		f_post_recv(fp, TAG_FRECV | ++fp->wr_seq);
+		return;
+	}
+	fp->f_credit--;
 	switch (rnd(fp->type == IBV_QPT_UD ? 2 : 3)) {
 	case 0:
 		wr.opcode = IBV_WR_SEND;
@@ -2030,7 +2080,9 @@ static uint32_t pick_index(struct ring *r, uint32_t other)
 static void op_note(struct fpair *fp, const char *what, struct ring *r)
 {
 	fp->ring_ops++;
-	beat("%s: %s on %s of QP %u", cur_case, what, r->name, fp->qp->qp_num);
+	beat("%s: %s on %s of QP %u (producer %u consumer %u, libsroce's %u)",
+	     cur_case, what, r->name, fp->qp->qp_num, load_idx(&r->hdr->producer),
+	     load_idx(&r->hdr->consumer), r->shadow);
 }
 
 static void sq_move(struct fpair *fp)
@@ -2038,6 +2090,8 @@ static void sq_move(struct fpair *fp)
 	uint32_t v = pick_index(&fp->sq, load_idx(&fp->sq.hdr->consumer));
 
 	op_note(fp, "producer move", &fp->sq);
+	if (verbose)
+		printf("  to %u\n", v);
 	store_idx(&fp->sq.hdr->producer, v);
 	fp->sq.moved |= v != fp->sq.shadow;
 	if (chance(60))
@@ -2066,6 +2120,44 @@ static void sq_rewrite(struct fpair *fp)
 		ring_sq(fp);
 }
 
+/*
+ * A slot the kernel must not read: past the producer, within a ring's
+ * length of the consumer. libsroce writes its next entries there.
+ */
+static bool pick_free(struct ring *r, uint32_t *i)
+{
+	uint32_t cons = load_idx(&r->hdr->consumer), used = r->shadow - cons;
+
+	if (used >= r->num)
+		return false;
+	*i = r->shadow + rnd(r->num - used);
+	return true;
+}
+
+static void sq_rewrite_free(struct fpair *fp)
+{
+	uint32_t i;
+
+	if (!pick_free(&fp->sq, &i))
+		return;
+	op_note(fp, "free slot scribble", &fp->sq);
+	fill_random(&R, slot(&fp->sq, i), fp->sq.es);
+	if (chance(50))
+		ring_sq(fp);
+}
+
+static void rq_rewrite_free(struct fpair *fp)
+{
+	uint32_t i;
+
+	if (!pick_free(&fp->rq, &i))
+		return;
+	op_note(fp, "free slot scribble", &fp->rq);
+	fill_random(&R, slot(&fp->rq, i), fp->rq.es);
+	if (chance(30))
+		ring_rq(fp);
+}
+
 /* Write 1 to 3 WQEs into the ring past libsroce, and publish them. */
 static void sq_inject(struct fpair *fp)
 {
@@ -2089,6 +2181,8 @@ static void rq_move(struct fpair *fp)
 	uint32_t v = pick_index(&fp->rq, load_idx(&fp->rq.hdr->consumer));
 
 	op_note(fp, "producer move", &fp->rq);
+	if (verbose)
+		printf("  to %u\n", v);
 	store_idx(&fp->rq.hdr->producer, v);
 	fp->rq.moved |= v != fp->rq.shadow;
 	if (chance(40))
@@ -2127,6 +2221,8 @@ static void cq_move(struct fpair *fp)
 	uint32_t v = pick_index(&fp->cqr, load_idx(&fp->cqr.hdr->producer));
 
 	op_note(fp, "consumer move", &fp->cqr);
+	if (verbose)
+		printf("  to %u\n", v);
 	store_idx(&fp->cqr.hdr->consumer, v);
 	fp->cqr.moved |= v != fp->cqr.shadow;
 	/* Something to complete into it. */
@@ -2134,6 +2230,14 @@ static void cq_move(struct fpair *fp)
 		p_post_send(fp);
 	else if (chance(50))
 		f_post_send(fp);
+}
+
+/* The CQ's consumer a little behind where libsroce has it. */
+static void cq_nudge(struct fpair *fp)
+{
+	op_note(fp, "consumer nudge", &fp->cqr);
+	store_idx(&fp->cqr.hdr->consumer, fp->cqr.shadow - 1 - rnd(3));
+	fp->cqr.moved = true;
 }
 
 /*
@@ -2191,6 +2295,7 @@ enum outcome {
 	OUT_USABLE,
 	OUT_ERR,
 	OUT_FAILED,
+	OUT_SILENT,	/* ERR, and nothing told the process */
 };
 
 /* Put back the indices this process owns where libsroce has them. */
@@ -2320,10 +2425,12 @@ static enum outcome judge_err(struct fpair *fp, const char *when)
 		}
 	}
 	if (!has_evidence(fp)) {
-		fail("QP %u (%s) went to ERR %s without an error completion, "
-		     "errno or error event (and its SQ is out of step)",
-		     fp->qp->qp_num, type_name(fp->type), when);
-		return OUT_FAILED;
+		info("QP %u (%s) went to ERR %s without an error completion, "
+		     "errno or error event, and with its SQ out of step (kernel "
+		     "consumer %u, libsroce's producer %u) no SEND can be flushed",
+		     fp->qp->qp_num, type_name(fp->type), when, cons,
+		     fp->sq.shadow);
+		return OUT_SILENT;
 	}
 	return OUT_ERR;
 }
@@ -2494,12 +2601,33 @@ static void check_resources(const char *after)
 
 static uint64_t run_seed;
 static unsigned int n_seq, n_usable, n_err, n_destroyed, first_seq;
+static unsigned int n_silent, first_silent;
 
 static uint64_t seq_seed(unsigned int seq)
 {
 	struct rng r = { run_seed ^ (0x5851f42d4c957f2dULL * (seq + 1)) };
 
 	return rng_next(&r);
+}
+
+/*
+ * The ring operations of each hostility level, cumulative:
+ * 0: what the kernel must not even notice: free slots rewritten, the
+ *    indices the kernel owns scribbled on, the CQ's consumer moved back
+ *    a little, doorbells; 1: WQEs rewritten after posting and written
+ *    past libsroce, the CQ's consumer moved anywhere; 2: producer
+ *    indices moved anywhere.
+ */
+static void ring_step(struct fpair *fp)
+{
+	static void (*const ops[])(struct fpair *) = {
+		sq_rewrite_free, rq_rewrite_free, kernel_scribble, cq_nudge,
+		sq_rewrite, sq_rewrite, rq_rewrite, sq_inject, rq_inject, cq_move,
+		sq_move, sq_move, rq_move,
+	};
+	static const unsigned int upto[] = { 4, 10, ARRAY_SIZE(ops) };
+
+	ops[rnd(upto[fp->hostility])](fp);
 }
 
 /* One random step on F, P, their rings, the doorbells or the control. */
@@ -2511,28 +2639,14 @@ static void step(struct fpair *fp)
 	if (r < 14)
 		f_post_send(fp);
 	else if (r < 22)
-		f_post_recv(fp, TAG_REAL | ++fp->wr_seq);
+		f_post_recv(fp, TAG_FRECV | ++fp->wr_seq);
 	else if (r < 30)
 		p_post_send(fp);
 	else if (r < 37)
 		poll_all(fp);
-	else if (r < 44)
-		sq_move(fp);
-	else if (r < 52)
-		sq_rewrite(fp);
-	else if (r < 59)
-		sq_inject(fp);
-	else if (r < 63)
-		rq_move(fp);
-	else if (r < 67)
-		rq_rewrite(fp);
-	else if (r < 71)
-		rq_inject(fp);
-	else if (r < 76)
-		cq_move(fp);
-	else if (r < 79)
-		kernel_scribble(fp);
-	else if (r < 88)
+	else if (r < 78)
+		ring_step(fp);
+	else if (r < 87)
 		doorbell_any(fp);
 	else if (r < 93)
 		sleep_us(rnd(3000));
@@ -2555,11 +2669,13 @@ static void run_sequence(unsigned int seq)
 {
 	struct qp_params p = { .timeout = 14, .retry_cnt = 5, .rnr_retry = 3,
 			       .min_rnr_timer = 1 };
-	static const char *const outs[] = { "usable", "ERR", "FAILED" };
+	static const char *const outs[] = { "usable", "ERR", "FAILED",
+					    "SILENT ERR" };
 	uint64_t seed = seq_seed(seq), t0 = now_ms();
 	unsigned int round, nrounds, i, nsteps, before = failures;
 	enum outcome out = OUT_USABLE;
 	bool destroyed = false, use_srq;
+	unsigned int hostility;
 	enum ibv_qp_type type;
 	struct fpair fp;
 	char line[1024], ev[96], name[32];
@@ -2572,13 +2688,16 @@ static void run_sequence(unsigned int seq)
 	type = rnd(10) < 6 ? IBV_QPT_RC : rnd(2) ? IBV_QPT_UC : IBV_QPT_UD;
 	use_srq = chance(40);
 	nrounds = 1 + rnd(3);
+	hostility = rnd(10) < 3 ? 0 : rnd(2) + 1;
 	if (inject_stall && seq == first_seq) {
 		beat("%s: --inject stall", cur_case);
 		sleep(stall_s + 10);
 	}
 	pair_up(&fp, type, use_srq, &p);
-	o = snprintf(line, sizeof(line), "seq %u seed %#" PRIx64 " %s %s:", seq,
-		     seed, type_name(type), use_srq ? "srq" : "rq");
+	fp.hostility = hostility;
+	o = snprintf(line, sizeof(line), "seq %u seed %#" PRIx64 " %s %s "
+		     "hostility %u:", seq, seed, type_name(type),
+		     use_srq ? "srq" : "rq", hostility);
 	for (round = 1; round <= nrounds; round++) {
 		reset_round(&fp);
 		nsteps = 4 + rnd(28);
@@ -2616,6 +2735,8 @@ static void run_sequence(unsigned int seq)
 	n_destroyed += destroyed;
 	n_usable += !destroyed && out == OUT_USABLE;
 	n_err += !destroyed && out == OUT_ERR;
+	if (!destroyed && out == OUT_SILENT && !n_silent++)
+		first_silent = seq;
 	check_resources(name);
 	printf("%s (%.1f s)%s\n", line, (now_ms() - t0) / 1000.0,
 	       failures != before ? " FAIL" : "");
@@ -2657,7 +2778,8 @@ static void expect_err(struct fpair *fp)
 	if (!has_evidence(fp))
 		info("no error completion, errno or event before a SEND is posted");
 	check("F in ERR says so (judge_err)", "ERR",
-	      judge_err(fp, "") == OUT_ERR ? "ERR" : "FAILED");
+	      (const char *[]){ "usable", "ERR", "FAILED", "SILENT" }
+	      [judge_err(fp, "after the corruption")]);
 	evidence(fp, ev, sizeof(ev));
 	info("evidence: %s", ev);
 }
@@ -2789,6 +2911,67 @@ static void sq_producer_bad(bool past)
 	case_end(&fp);
 }
 
+/* P sends @n SENDs to F, which must receive them. */
+static void p_send_wait(struct fpair *fp, unsigned int n)
+{
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+	unsigned int got = 0, i;
+	uint64_t t0 = now_ms();
+
+	for (i = 0; i < n; i++) {
+		wr.wr_id = TAG_REAL | ++fp->wr_seq;
+		if (ibv_post_send(fp->pqp, &wr, &bad))
+			tool_die("P: post_send failed");
+	}
+	while (got < n && now_ms() - t0 < WAIT_MS) {
+		if (ibv_poll_cq(fp->cq, 1, &wc) == 1) {
+			if (wc.status != IBV_WC_SUCCESS)
+				tool_die("F: receive: %s",
+					 ibv_wc_status_str(wc.status));
+			got++;
+		}
+		p_poll(fp);
+		alive();
+	}
+	if (got < n)
+		tool_die("F received %u of %u SENDs from P", got, n);
+	fp->cqr.shadow = load_idx(&fp->cqr.hdr->consumer);
+}
+
+/*
+ * The kernel runs a full lap of unsignaled unbinds past libsroce's
+ * producer index, which is then put back: the kernel's consumer is now
+ * a ring ahead of it. Nothing of F can complete any more (no SEND posted
+ * through libsroce can be flushed), so the kernel must say that F failed.
+ */
+static void case_sq_producer_lap(void)
+{
+	struct fpair fp;
+	uint8_t e[4096];
+	uint32_t i;
+
+	pair_up(&fp, IBV_QPT_RC, false, &case_params);
+	/* An empty RQ: nothing to flush there. */
+	p_send_wait(&fp, 2);
+	for (i = 0; i < fp.sq.num; i++) {
+		unbind_wqe(&fp, e, TAG_RAW | i);
+		((struct sroce_send_wqe *)e)->send_flags = 0;
+		memcpy(slot(&fp.sq, fp.sq.shadow + i), e, fp.sq.es);
+	}
+	store_idx(&fp.sq.hdr->producer, fp.sq.shadow + fp.sq.num);
+	fp.sq.moved = true;
+	ring_sq(&fp);
+	poll_for(&fp, 100);
+	info("after the lap: kernel consumer %u, libsroce's producer %u",
+	     load_idx(&fp.sq.hdr->consumer), fp.sq.shadow);
+	restore_indices(&fp);
+	ring_sq(&fp);
+	expect_err(&fp);
+	case_end(&fp);
+}
+
 static void case_sq_producer_past(void)
 {
 	sq_producer_bad(true);
@@ -2808,7 +2991,7 @@ static void rq_bad(bool srq, bool sge)
 	pair_up(&fp, IBV_QPT_RC, srq, &case_params);
 	cons = load_idx(&fp.rq.hdr->consumer);
 	if (sge) {
-		f_post_recv(&fp, TAG_REAL | 7);
+		f_post_recv(&fp, TAG_FRECV | 7);
 		memcpy((uint8_t *)slot(&fp.rq, cons) +
 		       offsetof(struct sroce_recv_wqe, num_sge), &v, 4);
 	} else {
@@ -3011,9 +3194,9 @@ static const struct {
 	const char *name;
 	void (*run)(void);
 } cases[] = {
-	{ "sq-producer-back", case_sq_producer_back },
 	{ "sq-producer-past", case_sq_producer_past },
 	{ "sq-producer-behind", case_sq_producer_behind },
+	{ "sq-producer-lap", case_sq_producer_lap },
 	{ "rq-producer-past", case_rq_producer_past },
 	{ "srq-producer-past", case_srq_producer_past },
 	{ "rq-wqe-sge", case_rq_wqe_sge },
@@ -3021,6 +3204,8 @@ static const struct {
 	{ "cq-consumer-past", case_cq_consumer_past },
 	{ "opcodes", case_opcodes },
 	{ "random", case_random },
+	/* Last: before the fix it never returns. */
+	{ "sq-producer-back", case_sq_producer_back },
 };
 
 static unsigned int iterations = 50;
@@ -3032,6 +3217,11 @@ static void case_random(void)
 	for (seq = first_seq; seq < first_seq + iterations; seq++)
 		run_sequence(seq);
 	cur_case = "random";
+	if (n_silent)
+		fail("%u of %u sequences left F in ERR without an error completion, "
+		     "errno or error event for it (the kernel saw the corruption and "
+		     "said nothing), the first: seq %u", n_silent, n_seq,
+		     first_silent);
 }
 
 /* ------------------------------------------------------------------ */
@@ -3090,10 +3280,11 @@ static int worker(const bool *chosen, bool any)
 		}
 	}
 	printf("sroce-ringfuzz: seed=%" PRIu64 " sequences=%u usable=%u err=%u "
-	       "destroyed=%u ring_ops=%u doorbells=%u control_rounds=%u "
-	       "checks=%u failures=%u time=%.1fs\n", run_seed, n_seq, n_usable,
-	       n_err, n_destroyed, total_ring_ops, total_doorbells, ctl.rounds,
-	       checks, failures, (now_ms() - t0) / 1000.0);
+	       "silent=%u destroyed=%u ring_ops=%u doorbells=%u "
+	       "control_rounds=%u checks=%u failures=%u time=%.1fs\n", run_seed,
+	       n_seq, n_usable, n_err, n_silent, n_destroyed, total_ring_ops,
+	       total_doorbells, ctl.rounds, checks, failures,
+	       (now_ms() - t0) / 1000.0);
 	return failures ? 1 : 0;
 }
 
@@ -3106,6 +3297,7 @@ static void usage(int status)
 		"usage: sroce-ringfuzz -d DEV -g GID_INDEX -D PEER_DEV -G PEER_GID_INDEX\n"
 		"                      [-c CASE]... [--seed S] [--iterations N] [--first K]\n"
 		"                      [--stall S] [--wait-file FILE] [--inject FAULT]\n"
+		"                      [--verbose]\n"
 		"Cases:");
 	for (i = 0; i < ARRAY_SIZE(cases); i++)
 		fprintf(f, " %s", cases[i].name);
@@ -3144,6 +3336,7 @@ int main(int argc, char **argv)
 		{ "stall", required_argument, NULL, 'S' },
 		{ "wait-file", required_argument, NULL, 'w' },
 		{ "inject", required_argument, NULL, 'I' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -3161,7 +3354,7 @@ int main(int argc, char **argv)
 	if (env && *env)
 		iterations = tool_number(env, 1000000);
 	dev_a.gid_index = dev_b.gid_index = -1;
-	while ((c = getopt_long(argc, argv, "d:g:D:G:c:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:g:D:G:c:hv", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': dev_a.name = optarg; break;
 		case 'g': dev_a.gid_index = tool_number(optarg, 1023); break;
@@ -3173,6 +3366,7 @@ int main(int argc, char **argv)
 		case 'S': stall_s = tool_number(optarg, 3600); break;
 		case 'w': wait_file = optarg; break;
 		case 'I': inject(optarg); break;
+		case 'v': verbose = true; break;
 		case 'c':
 			for (i = 0; i < ARRAY_SIZE(cases); i++)
 				if (!strcmp(optarg, cases[i].name))

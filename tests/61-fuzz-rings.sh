@@ -1,0 +1,159 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# 61-fuzz-rings: a process that writes garbage into its own mmapped rings
+# hurts nothing but its own QP.
+#
+#   netns a: sroce_a on veth_a 192.0.2.1  <==>  netns b: sroce_b on veth_b 192.0.2.2
+#     fuzzed QP F (own CQ, SRQ)                    peer QP P
+#     control QP                                   control QP
+#            \______ one sroce-ringfuzz process ______/
+#     sroce-traffic --server          <==>         sroce-traffic --client
+#            (a second control, in a loop, while the fuzzer runs)
+#
+# userspace/tools/sroce-ringfuzz (its header says exactly what it does)
+# runs its named cases, among them the known defect sq-producer-back (an
+# SQ producer index moved back by one while a SEND is outstanding and the
+# ring is full of BIND_MW unbinds: the send engine must not loop in the
+# doorbell), then SROCE_RINGFUZZ_ITERATIONS (default 100) random sequences
+# from seed SROCE_RINGFUZZ_SEED (default: a new one, printed): indices
+# moved forwards, backwards and past the rings, WQEs rewritten and
+# injected with every opcode and flag, CQ consumer moved, doorbells at
+# random moments, while F and P exchange real traffic. It checks that F
+# ends every sequence in ERR with an error completion, errno or event for
+# F, or stays usable (a probe SEND arrives byte for byte); that every
+# destroy works and leaves nothing (`rdma resource show`, per sequence);
+# that its own control pair passes byte-verified rounds throughout.
+#
+# Around it the test checks that
+#   - sroce-traffic (RC, all seven opcodes, bytes verified) passes every
+#     run of its loop while the fuzzer runs;
+#   - once the fuzzer has destroyed everything and closed the devices (it
+#     waits, alive, for a go file), `rdma resource show` is back to the
+#     baseline on both devices, and still is after it exits;
+#   - the kernel logged no complaint (a soft lockup in the doorbell is
+#     one; the fuzzer's watchdog also fails a doorbell that does not
+#     return in 30 s).
+#
+# Reproduce a failing sequence K of seed S (printed in the log) with
+#   sroce-ringfuzz -d sroce_a -g GID -D sroce_b -G GID --seed S -c random \
+#       --first K --iterations 1
+# after topo_up, or the whole test with
+#   scripts/vm-run --kernel REL -- env SROCE_RINGFUZZ_SEED=S tests/run 61-fuzz-rings
+# timeout: 900
+set -e
+. "$(dirname "$0")/lib.sh"
+
+tmp=
+fuzz=
+loop=
+
+cleanup() {
+	[[ -z $loop ]] || kill "$loop" 2>/dev/null || true
+	[[ -z $fuzz ]] || kill -KILL "$fuzz" 2>/dev/null || true
+	topo_down
+	[[ -z $tmp ]] || rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+tmp=$(mktemp -d)
+
+# resources DEV: "pd N cq N qp N cm_id N mr N ctx N srq N".
+resources() {
+	local line
+
+	line=$(rdma resource show "$1") || return 1
+	echo "${line#*"$1": }" | sed 's/ *$//'
+}
+
+listening() {
+	na ss -Htln 'sport = :18515' | grep -q .
+}
+
+# traffic_loop: sroce-traffic runs, one after the other, until $tmp/stop
+# exists; each must pass. Writes "runs N" or "FAILED N" to $tmp/traffic.
+traffic_loop() {
+	local n=0 pid status
+
+	while [[ ! -e $tmp/stop ]]; do
+		n=$((n + 1))
+		na sroce-traffic --server -d sroce_a -g "$gid_a" --timeout 120 \
+			>"$tmp/ts" 2>&1 &
+		pid=$!
+		if ! wait_server 10 "$pid" listening; then
+			echo "FAILED $n (the server did not start)" >"$tmp/traffic"
+			return
+		fi
+		status=0
+		nb sroce-traffic --client 192.0.2.1 -d sroce_b -g "$gid_b" \
+			--timeout 120 --transport rc --qps 2 --ops 2000 \
+			>"$tmp/tc" 2>&1 || status=$?
+		wait "$pid" || status=$((status | $?))
+		if ((status)) || ! grep -q 'OK .* mismatches=0 peer_mismatches=0' "$tmp/tc"; then
+			echo "FAILED $n" >"$tmp/traffic"
+			return
+		fi
+		echo "runs $n" >"$tmp/traffic"
+	done
+}
+
+fuzzer_at() {
+	grep -q "^$1" "$tmp/fuzz" || ! kill -0 "$fuzz" 2>/dev/null
+}
+
+topo_up
+base_a=$(resources sroce_a)
+base_b=$(resources sroce_b)
+gid_a=$(gid_index sroce_a 192.0.2.1)
+gid_b=$(gid_index sroce_b 192.0.2.2)
+log "baseline: sroce_a $base_a; sroce_b $base_b"
+
+traffic_loop &
+loop=$!
+
+SROCE_RINGFUZZ_ITERATIONS=${SROCE_RINGFUZZ_ITERATIONS:-100} \
+	sroce-ringfuzz -d sroce_a -g "$gid_a" -D sroce_b -G "$gid_b" \
+	--wait-file "$tmp/go" >"$tmp/fuzz" 2>&1 &
+fuzz=$!
+t0=$SECONDS
+# The tool's watchdog ends it if it hangs: wait as long as the test may.
+wait_for 860 fuzzer_at closed
+touch "$tmp/stop"
+wait "$loop" || true
+loop=
+
+if grep -q '^closed' "$tmp/fuzz"; then
+	# The fuzzer lives, with nothing open: the devices must be as before.
+	now_a=$(resources sroce_a)
+	now_b=$(resources sroce_b)
+	touch "$tmp/go"
+fi
+status=0
+wait "$fuzz" || status=$?
+fuzz=
+grep -v ' ok$' "$tmp/fuzz" || true
+summary=$(grep '^sroce-ringfuzz: seed=.* failures=' "$tmp/fuzz" | tail -n 1) || true
+[[ -n $summary ]] ||
+	fail "sroce-ringfuzz did not finish (status $status): $(tail -n 1 "$tmp/fuzz")"
+((status == 0)) && [[ $summary == *" failures=0 "* ]] ||
+	fail "sroce-ringfuzz: $(grep -c '^FAIL\| FAIL$' "$tmp/fuzz") failures:" \
+		"$(grep -m 3 '^FAIL\| FAIL$' "$tmp/fuzz" | cut -c1-120 | paste -sd';' -)"
+log "$summary ($((SECONDS - t0)) s)"
+log "named case checks: $(grep -c ' ok$' "$tmp/fuzz") ok"
+
+read -r traffic <"$tmp/traffic" || traffic="none"
+[[ $traffic == runs* ]] || {
+	sed 's/^/  client: /' "$tmp/tc"
+	sed 's/^/  server: /' "$tmp/ts"
+	fail "sroce-traffic next to the fuzzer: $traffic"
+}
+log "sroce-traffic next to the fuzzer: $traffic, all passed"
+
+[[ $now_a == "$base_a" && $now_b == "$base_b" ]] ||
+	fail "with the fuzzer's devices closed: sroce_a '$now_a', sroce_b '$now_b';" \
+		"baseline '$base_a', '$base_b'"
+[[ $(resources sroce_a) == "$base_a" && $(resources sroce_b) == "$base_b" ]] ||
+	fail "after the fuzzer exited: sroce_a '$(resources sroce_a)'," \
+		"sroce_b '$(resources sroce_b)'; baseline '$base_a', '$base_b'"
+log "resources back to the baseline"
+kernel_log_clean || fail "the kernel complained"
