@@ -8,6 +8,7 @@
  * IPv4-mapped IPv6 address). The RDMA core resolves the destination MAC
  * before calling us.
  */
+#include <linux/ip.h>
 #include <net/ipv6.h>
 #include <rdma/ib_cache.h>
 #include <rdma/sroce-abi.h>
@@ -53,6 +54,37 @@ int sroce_av_from_attr(struct sroce_av *av, const struct rdma_ah_attr *attr)
 	av->network_type = type;
 	memcpy(av->dmac, attr->roce.dmac, ETH_ALEN);
 	return 0;
+}
+
+/**
+ * sroce_av_is_peer() - did a packet come along a connected QP's path?
+ * @av: the QP's primary path
+ * @skb: a received packet, its network header set
+ *
+ * A connected QP takes packets only from the address its path points at,
+ * sent to the address the path leaves from: the RoCE form of the header
+ * checks of IBA 9.6.1 (as rdma_rxe applies them). Otherwise anyone who
+ * reaches UDP port 4791 and guesses a QP number and a PSN could inject
+ * into the connection.
+ *
+ * Return: true if the packet's IP source and destination are @av's
+ * destination and source.
+ */
+bool sroce_av_is_peer(const struct sroce_av *av, const struct sk_buff *skb)
+{
+	const struct ipv6hdr *ip6h;
+	const struct iphdr *iph;
+
+	if (skb->protocol == htons(ETH_P_IP)) {
+		iph = ip_hdr(skb);
+		return av->network_type == RDMA_NETWORK_IPV4 &&
+		       iph->saddr == av->dgid.s6_addr32[3] &&
+		       iph->daddr == av->sgid.s6_addr32[3];
+	}
+	ip6h = ipv6_hdr(skb);
+	return av->network_type == RDMA_NETWORK_IPV6 &&
+	       ipv6_addr_equal(&ip6h->saddr, &av->dgid) &&
+	       ipv6_addr_equal(&ip6h->daddr, &av->sgid);
 }
 
 /**

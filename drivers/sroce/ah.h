@@ -4,6 +4,7 @@
 
 #include <linux/if_ether.h>
 #include <linux/in6.h>
+#include <linux/skbuff.h>
 #include <rdma/ib_verbs.h>
 
 struct sroce_dev;
@@ -49,6 +50,7 @@ static inline struct sroce_ah *to_sah(struct ib_ah *ibah)
 	return container_of(ibah, struct sroce_ah, ibah);
 }
 
+bool sroce_av_is_peer(const struct sroce_av *av, const struct sk_buff *skb);
 int sroce_av_from_attr(struct sroce_av *av, const struct rdma_ah_attr *attr);
 void sroce_av_to_attr(const struct sroce_av *av, struct rdma_ah_attr *attr);
 int sroce_ah_create(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,

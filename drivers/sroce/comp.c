@@ -151,45 +151,47 @@ bool sroce_comp_complete(struct sroce_qp *qp)
  * @qp: the QP; called by its send engine
  *
  * WQEs that already failed keep their status; the others are flushed.
- * Only the WQEs present when we start are completed, so a process that
- * keeps posting cannot keep the engine here; the doorbell brings it back.
+ * First the WQEs the requester took, from their private copies; then the
+ * ones still in the ring, as many as there are when we look, so that a
+ * process that keeps posting cannot keep the engine here (the doorbell
+ * brings it back), and one that broke the ring's indices gets no more
+ * than the WQEs it really posted.
  */
 void sroce_comp_flush(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
 	const struct sroce_send_wqe *w;
+	enum ib_wc_status status;
 	struct sroce_swqe *s;
-	u32 count;
+	u32 count, opcode;
+	u64 wr_id;
 
 	del_timer(&req->retrans_timer);
 	/* WQEs that finished before the error complete as they finished. */
 	sroce_comp_complete(qp);
-	if (sroce_queue_count(&qp->sq, &count))
-		count = req->next - qp->sq.cons;
-	while (count--) {
-		enum ib_wc_status status = IB_WC_WR_FLUSH_ERR;
-		u64 wr_id;
-		u32 opcode;
-
-		if (qp->sq.cons != req->next) {
-			s = sroce_req_swqe(qp, qp->sq.cons);
-			wr_id = s->wr_id;
-			opcode = s->opcode;
-			if (s->state == SROCE_SWQE_DONE &&
-			    s->status != IB_WC_SUCCESS)
-				status = s->status;
-		} else {
-			w = sroce_queue_slot(&qp->sq, qp->sq.cons);
-			wr_id = READ_ONCE(w->wr_id);
-			opcode = READ_ONCE(w->opcode);
-			req->next++;
-		}
+	while (qp->sq.cons != req->next) {
+		s = sroce_req_swqe(qp, qp->sq.cons);
+		status = s->state == SROCE_SWQE_DONE &&
+			 s->status != IB_WC_SUCCESS ? s->status :
+						      IB_WC_WR_FLUSH_ERR;
 		sroce_queue_pop(&qp->sq);	/* before the completion, as above */
-		if (post_send_cqe(qp, wr_id, opcode, status, 0))
+		if (post_send_cqe(qp, s->wr_id, s->opcode, status, 0))
 			return;
 	}
 	req->cur = req->next;
 	req->rd_atomic = 0;
+	if (sroce_queue_count(&qp->sq, &count))
+		return;
+	while (count--) {
+		w = sroce_queue_slot(&qp->sq, qp->sq.cons);
+		wr_id = READ_ONCE(w->wr_id);
+		opcode = READ_ONCE(w->opcode);
+		req->next++;
+		req->cur = req->next;
+		sroce_queue_pop(&qp->sq);
+		if (post_send_cqe(qp, wr_id, opcode, IB_WC_WR_FLUSH_ERR, 0))
+			return;
+	}
 }
 
 /* Where a READ or atomic goes on from: the first response not received. */
@@ -233,7 +235,9 @@ static void ack_upto(struct sroce_qp *qp, u32 psn)
 	req->cwnd = min_t(u32, req->cwnd +
 			  sroce_psn_diff(psn, req->unacked_psn), SROCE_REQ_WINDOW);
 	req->unacked_psn = psn;
+	/* Progress restores both retry budgets (IBA 9.7.6.1.3, 9.7.5.2.8). */
 	req->retry_left = qp->attr.retry_cnt;
+	req->rnr_left = qp->attr.rnr_retry;
 	req->retrying = false;
 	req->backoff = 0;
 	if (req->next_psn == psn)
@@ -536,7 +540,10 @@ bool sroce_comp_run(struct sroce_qp *qp, int budget)
 
 	while (budget-- > 0 && (skb = skb_dequeue(&req->resp_pkts))) {
 		flags = sroce_pkt(skb)->flags;
-		if (flags & SROCE_OP_ACK)
+		if (!sroce_av_is_peer(&qp->attr.av, skb))
+			sroce_stats_drop(&to_sdev(qp->ibqp.device)->stats,
+					 SROCE_STAT_RX_DROP_ADDR);
+		else if (flags & SROCE_OP_ACK)
 			handle_ack(qp, skb);
 		else if (flags & SROCE_OP_READ_RESP)
 			handle_read_resp(qp, skb);

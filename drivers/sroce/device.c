@@ -393,6 +393,7 @@ static int sroce_dev_init(struct sroce_dev *sdev, struct net_device *ndev)
 	struct ib_device *ibdev = &sdev->ibdev;
 
 	ib_set_device_ops(ibdev, &sroce_dev_ops);
+	sroce_fault_init(sdev);
 	sdev->ndev = ndev;
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
 	sdev->net = dev_net(ndev);
@@ -427,6 +428,7 @@ static int sroce_dev_init(struct sroce_dev *sdev, struct net_device *ndev)
 
 static void sroce_dev_uninit(struct sroce_dev *sdev)
 {
+	sroce_fault_fini(sdev);
 	sroce_mcast_cleanup(sdev);
 	mutex_destroy(&sdev->mcast_lock);
 	ida_destroy(&sdev->pd_ida);
@@ -520,6 +522,7 @@ int sroce_dev_add(const char *name, struct net_device *ndev)
 		goto err_dealloc;
 	}
 
+	sroce_fault_publish(sdev);
 	err = sroce_dev_publish(sdev);
 	if (err) {
 		netdev_err(ndev, "sroce: device lost a race: %d\n", err);

@@ -7,6 +7,7 @@
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
+#include "fault.h"
 #include "stats.h"
 
 /**
@@ -60,6 +61,7 @@ struct sroce_net;
  * @mcast_lock: protects @mcgs (readers: RCU) and @num_mcg
  * @mcgs: multicast groups with QPs attached (mcast.c)
  * @num_mcg: entries of @mcgs
+ * @fault: fault injection for tests (fault.c)
  *
  * The xarrays hold an object only once it is fully built (see each
  * object's create function) and lose it before it is torn down.
@@ -87,6 +89,7 @@ struct sroce_dev {
 	struct mutex mcast_lock;	/* see above */
 	struct list_head mcgs;
 	u32 num_mcg;
+	struct sroce_fault fault;
 };
 
 extern struct mutex sroce_devices_lock;

@@ -14,6 +14,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "device.h"
+#include "fault.h"
 #include "opcode.h"
 #include "socket.h"
 
@@ -65,9 +66,10 @@ static int __init sroce_init(void)
 	int err;
 
 	sroce_opcode_init();
+	sroce_fault_module_init();
 	err = sroce_socket_init();
 	if (err)
-		return err;
+		goto err_fault;
 	err = register_netdevice_notifier(&sroce_netdev_notifier);
 	if (err)
 		goto err_socket;
@@ -76,6 +78,8 @@ static int __init sroce_init(void)
 
 err_socket:
 	sroce_socket_exit();
+err_fault:
+	sroce_fault_module_exit();
 	return err;
 }
 
@@ -85,6 +89,7 @@ static void __exit sroce_exit(void)
 	sroce_dev_remove_all();
 	unregister_netdevice_notifier(&sroce_netdev_notifier);
 	sroce_socket_exit();
+	sroce_fault_module_exit();
 }
 
 module_init(sroce_init);

@@ -245,10 +245,8 @@ void sroce_mcast_recv(struct sroce_dev *sdev, struct sk_buff *skb)
 	}
 	if (!skb)
 		return;
-	if (!delivered) {
-		sroce_stats_add(&sdev->stats, SROCE_STAT_RX_DROP_NO_QP, 1);
-		sroce_stats_add(&sdev->stats, SROCE_STAT_RX_DROPPED, 1);
-	}
+	if (!delivered)
+		sroce_stats_drop(&sdev->stats, SROCE_STAT_RX_DROP_NO_QP);
 	kfree_skb(skb);
 }
 

@@ -256,52 +256,74 @@ void sroce_mr_copy_out(struct sroce_mr *mr, u64 iova, void *buf, u32 len)
 	}
 }
 
+/*
+ * Map the 8 bytes at @iova of @mr for an atomic access. They must be
+ * naturally aligned in memory, and so inside one page: not only the
+ * address the request carried but the one it comes to through a window
+ * and the MR's own offset into its first page. Returns NULL otherwise.
+ */
+static u64 *map_u64(struct sroce_mr *mr, u64 iova)
+{
+	u32 chunk;
+	void *p;
+
+	p = map_chunk(mr, iova, sizeof(u64), &chunk);
+	if (chunk == sizeof(u64) && IS_ALIGNED((uintptr_t)p, sizeof(u64)))
+		return p;
+	unmap_chunk(mr, p);
+	return NULL;
+}
+
 /**
  * sroce_mr_atomic() - compare-and-swap or fetch-and-add on an MR
- * @mr: the MR; the 8-byte aligned range was checked
+ * @mr: the MR; the range was checked
  * @iova: the address
  * @cmp_swap: compare and swap, else fetch and add
  * @compare: compare operand
  * @swap_add: swap or add operand
+ * @orig: set to the value before the operation
  *
  * The operation is a CPU atomic instruction on the memory itself, so it is
  * atomic with respect to every other atomic operation on it (IBA 9.4.5).
  *
- * Return: the value before the operation.
+ * Return: 0, or -EINVAL when the 8 bytes are not naturally aligned in
+ * memory (nothing is accessed then).
  */
-u64 sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool cmp_swap, u64 compare,
-		    u64 swap_add)
+int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool cmp_swap, u64 compare,
+		    u64 swap_add, u64 *orig)
 {
-	u64 orig;
-	u32 chunk;
-	u64 *p;
+	u64 *p = map_u64(mr, iova);
 
-	p = map_chunk(mr, iova, sizeof(u64), &chunk);
+	if (!p)
+		return -EINVAL;
 	if (cmp_swap)
-		orig = cmpxchg64(p, compare, swap_add);
+		*orig = cmpxchg64(p, compare, swap_add);
 	else
-		orig = atomic64_fetch_add(swap_add, (atomic64_t *)p);
+		*orig = atomic64_fetch_add(swap_add, (atomic64_t *)p);
 	unmap_chunk(mr, p);
-	return orig;
+	return 0;
 }
 
 /**
  * sroce_mr_atomic_write() - the 8-byte store of an ATOMIC WRITE
- * @mr: the MR; the 8-byte aligned range was checked
+ * @mr: the MR; the range was checked
  * @iova: the address
  * @val: the bytes to store, in memory order
  *
  * One aligned 64-bit store, so no reader sees part of it (IBA 1.5, 9.4.7).
+ *
+ * Return: 0, or -EINVAL as sroce_mr_atomic().
  */
-void sroce_mr_atomic_write(struct sroce_mr *mr, u64 iova, u64 val)
+int sroce_mr_atomic_write(struct sroce_mr *mr, u64 iova, u64 val)
 {
-	u32 chunk;
-	u64 *p;
+	u64 *p = map_u64(mr, iova);
 
-	p = map_chunk(mr, iova, sizeof(u64), &chunk);
+	if (!p)
+		return -EINVAL;
 	/* One 8-byte store, after every store of the requests before it. */
 	smp_store_release(p, val);
 	unmap_chunk(mr, p);
+	return 0;
 }
 
 /**

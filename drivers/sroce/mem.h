@@ -44,9 +44,9 @@ int sroce_mr_check(struct sroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
 void sroce_mr_copy_in(struct sroce_mr *mr, u64 iova, const struct sk_buff *skb,
 		      unsigned int off, u32 len);
 void sroce_mr_copy_out(struct sroce_mr *mr, u64 iova, void *buf, u32 len);
-u64 sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool cmp_swap, u64 compare,
-		    u64 swap_add);
-void sroce_mr_atomic_write(struct sroce_mr *mr, u64 iova, u64 val);
+int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool cmp_swap, u64 compare,
+		    u64 swap_add, u64 *orig);
+int sroce_mr_atomic_write(struct sroce_mr *mr, u64 iova, u64 val);
 u64 sroce_sgl_length(const struct sroce_sge *sge, u32 num);
 int sroce_sgl_copy_in(struct sroce_dev *sdev, struct ib_pd *pd,
 		      struct sroce_sgl *sgl, const struct sk_buff *skb,

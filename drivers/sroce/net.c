@@ -27,6 +27,7 @@
 
 #include "ah.h"
 #include "device.h"
+#include "fault.h"
 #include "icrc.h"
 #include "net.h"
 #include "recv.h"
@@ -56,6 +57,8 @@ struct sk_buff *sroce_net_alloc_skb(struct sroce_dev *sdev,
 				ip_hdr_len(av) + sizeof(struct udphdr);
 	struct sk_buff *skb;
 
+	if (unlikely(sroce_fault_alloc(sdev)))
+		return NULL;
 	skb = alloc_skb(headroom + len, GFP_ATOMIC);
 	if (unlikely(!skb))
 		return NULL;
@@ -212,6 +215,40 @@ static void mcast_loop(struct sroce_dev *sdev, struct sk_buff *skb)
 	sroce_recv_loopback(sdev, copy);
 }
 
+/* Hand a finished packet to the IP stack. */
+static int output(struct net *net, struct sock *sk, struct sk_buff *skb)
+{
+	int err;
+
+	if (ip_hdr(skb)->version == 4)
+		err = ip_local_out(net, sk, skb);
+	else
+		err = ip6_local_out(net, sk, skb);
+	return net_xmit_eval(err) ? -EIO : 0;
+}
+
+/**
+ * sroce_net_output() - send again a packet that sroce_net_xmit() built
+ * @sdev: the sending device
+ * @skb: the packet, from its IP header on, ICRC computed and route set;
+ *	 consumed
+ *
+ * For fault injection (a duplicate, a packet held back).
+ *
+ * Context: bottom halves disabled, in an RCU read-side section.
+ */
+void sroce_net_output(struct sroce_dev *sdev, struct sk_buff *skb)
+{
+	struct sock *sk = sroce_socket_sk(sdev, ip_hdr(skb)->version == 6);
+
+	if (!sk) {
+		sroce_stats_add(&sdev->stats, SROCE_STAT_TX_DROPPED, 1);
+		kfree_skb(skb);
+		return;
+	}
+	output(sdev->net, sk, skb);
+}
+
 /* sroce_net_xmit(), in an RCU read-side section. */
 static int xmit(struct sroce_dev *sdev, struct dst_cache *cache,
 		const struct sroce_av *av, u16 sport, struct sk_buff *skb)
@@ -255,6 +292,8 @@ static int xmit(struct sroce_dev *sdev, struct dst_cache *cache,
 			err = -EHOSTUNREACH;
 			goto drop;
 		}
+		if (sroce_fault_tx(sdev, skb, true) == SROCE_FAULT_TAKEN)
+			return 0;
 		skb->dev = target->ndev;
 		__skb_pull(skb, skb_transport_offset(skb) + sizeof(struct udphdr));
 		sroce_recv_loopback(target, skb);
@@ -268,11 +307,9 @@ static int xmit(struct sroce_dev *sdev, struct dst_cache *cache,
 	skb_dst_set(skb, dst);
 	skb->dev = dst->dev;
 	skb->ip_summed = CHECKSUM_NONE;
-	if (av->network_type == RDMA_NETWORK_IPV4)
-		err = ip_local_out(net, sk, skb);
-	else
-		err = ip6_local_out(net, sk, skb);
-	return net_xmit_eval(err) ? -EIO : 0;
+	if (sroce_fault_tx(sdev, skb, false) == SROCE_FAULT_TAKEN)
+		return 0;
+	return output(net, sk, skb);
 
 drop:
 	sroce_stats_add(&sdev->stats, SROCE_STAT_TX_DROPPED, 1);

@@ -11,6 +11,7 @@ struct sroce_dev;
 struct sk_buff *sroce_net_alloc_skb(struct sroce_dev *sdev,
 				    const struct sroce_av *av,
 				    unsigned int len);
+void sroce_net_output(struct sroce_dev *sdev, struct sk_buff *skb);
 int sroce_net_xmit(struct sroce_dev *sdev, struct dst_cache *cache,
 		   const struct sroce_av *av, u16 sport, struct sk_buff *skb);
 

@@ -49,6 +49,14 @@
 #define SROCE_FIRST_QPN			16
 #define SROCE_MAX_QPN			0xffffff
 
+/*
+ * Received packets a QP's engine may have waiting, in each direction. A
+ * peer that keeps to its window never comes near (sroce's requester keeps
+ * at most SROCE_REQ_WINDOW packets unacknowledged); a flood is dropped and
+ * counted (rx_drop_backlog), and a reliable peer recovers by resending.
+ */
+#define SROCE_QP_MAX_BACKLOG		1024
+
 /* Packet sequence numbers are 24 bits (IBA 9.7.1). */
 #define SROCE_PSN_MASK			0xffffff
 

@@ -241,9 +241,15 @@ err_put:
  * @udata: unused
  *
  * The QP leaves the QP table first, so no packet can find it; then we wait
- * for the lookups in progress, stop the engines and their timers (with
- * @dying set, none of them restarts another), and free what is left. Work
- * requests still posted are dropped without completions (IBA 10.3.1).
+ * for the lookups in progress, stop the engines and their timers, and free
+ * what is left. Work requests still posted are dropped without
+ * completions (IBA 10.3.1).
+ *
+ * Each engine may wake the other while it runs (an error moves the QP to
+ * ERR, which runs both) and the send engine's timers wake it, so stopping
+ * one by waiting for it is not enough: sroce_task_stop() marks an engine
+ * stopped before it waits, and a stopped engine is never scheduled again.
+ * Once both are stopped, nothing of the QP runs or can be made to run.
  *
  * Return: 0.
  */
@@ -255,7 +261,6 @@ int sroce_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	xa_erase_bh(&sdev->qps, ibqp->qp_num);
 	sroce_qp_put(qp);
 	wait_for_completion(&qp->released);
-	WRITE_ONCE(qp->dying, true);
 	sroce_req_stop(qp);
 	sroce_resp_stop(qp);
 

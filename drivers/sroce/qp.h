@@ -78,7 +78,6 @@ struct sroce_qp_attr {
  * @cap: the sizes reported to the consumer
  * @sq_sig_all: every send WR is signaled
  * @user: the rings are shared with a process
- * @dying: being destroyed: engines and timers do nothing more
  * @drained: in SQD, IB_EVENT_SQ_DRAINED was raised
  * @attr: modifiable attributes
  * @mtu: path MTU in bytes, set on entering RTR
@@ -107,7 +106,6 @@ struct sroce_qp {
 	struct ib_qp_cap cap;
 	bool sq_sig_all;
 	bool user;
-	bool dying;
 	bool drained;
 	struct sroce_qp_attr attr;
 	u32 mtu;
@@ -134,6 +132,12 @@ static inline bool sroce_qp_is_reliable(const struct sroce_qp *qp)
 	return qp->ibqp.qp_type == IB_QPT_RC ||
 	       qp->ibqp.qp_type == IB_QPT_XRC_INI ||
 	       qp->ibqp.qp_type == IB_QPT_XRC_TGT;
+}
+
+/* Connected QPs, which take packets from their path's peer only. */
+static inline bool sroce_qp_is_connected(const struct sroce_qp *qp)
+{
+	return sroce_qp_is_reliable(qp) || qp->ibqp.qp_type == IB_QPT_UC;
 }
 
 /* A receive queue of its own: not on an SRQ, and not an XRC QP. */

@@ -137,30 +137,48 @@ static int change_state(struct sroce_qp *qp, enum ib_qp_state cur,
 	return err;
 }
 
-/* The path MTU in bytes, at most the port's active MTU, and the UDP port. */
+/* The UDP source port and the route follow the path (IBA A17.3.1). */
+static void setup_route(struct sroce_qp *qp)
+{
+	u32 fl = qp->attr.av.flow_label ?:
+		 rdma_calc_flow_label(qp->ibqp.qp_num, qp->attr.dest_qpn);
+
+	qp->src_port = rdma_flow_label_to_udp_sport(fl);
+	dst_cache_reset(&qp->dst_cache);
+}
+
+/* The path MTU in bytes, at most the port's active MTU, and the route. */
 static void setup_path(struct sroce_qp *qp)
 {
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	enum ib_mtu mtu = qp->attr.path_mtu ?: IB_MTU_4096;
-	u32 fl;
 
 	spin_lock_bh(&sdev->port_lock);
 	mtu = min(mtu, sdev->active_mtu);
 	spin_unlock_bh(&sdev->port_lock);
 	qp->mtu = ib_mtu_enum_to_int(mtu);
-
-	/* UDP source port from the flow label (IBA A17.3.1). */
-	fl = qp->attr.av.flow_label ?:
-	     rdma_calc_flow_label(qp->ibqp.qp_num, qp->attr.dest_qpn);
-	qp->src_port = rdma_flow_label_to_udp_sport(fl);
-	dst_cache_reset(&qp->dst_cache);
+	setup_route(qp);
 }
 
-/* RESET: stop the engines and forget every WQE and the attributes. */
-static void reset_qp(struct sroce_qp *qp)
+/* Stop both engines: neither runs, nor can be made to, until resumed. */
+static void quiesce(struct sroce_qp *qp)
 {
 	sroce_req_stop(qp);
 	sroce_resp_stop(qp);
+}
+
+/* Let both engines run again, and run them: they may have missed work. */
+static void resume(struct sroce_qp *qp)
+{
+	sroce_task_start(&qp->req.task);
+	sroce_task_start(&qp->resp.task);
+	sroce_task_run(&qp->req.task);
+	sroce_task_run(&qp->resp.task);
+}
+
+/* RESET: forget every WQE and the attributes; the engines are stopped. */
+static void reset_qp(struct sroce_qp *qp)
+{
 	sroce_queue_discard(&qp->sq);
 	if (sroce_qp_has_rq(qp))
 		sroce_queue_discard(&qp->rq);
@@ -173,13 +191,47 @@ static void reset_qp(struct sroce_qp *qp)
 	memset(&qp->attr, 0, sizeof(qp->attr));
 }
 
-/* What entering a state takes beyond the state word; may sleep. */
-static int prepare_state(struct sroce_qp *qp, enum ib_qp_state new)
+/*
+ * Must the engines stop for this modify? From RTR on they run and read
+ * the attributes as they go: an address vector is several words that a
+ * packet is built from (its IP version sizes the headroom), and the
+ * responder's resources are reallocated. So any change of attributes
+ * there waits for both engines to stop, and they take the new values when
+ * they start again; so does entering RESET, which clears their state.
+ */
+static bool must_quiesce(enum ib_qp_state cur, enum ib_qp_state new,
+			 int mask)
 {
-	if (new != IB_QPS_RTR)
-		return 0;
-	setup_path(qp);
-	return sroce_resp_start(qp);
+	const int no_attr = IB_QP_STATE | IB_QP_CUR_STATE |
+			    IB_QP_EN_SQD_ASYNC_NOTIFY;
+
+	return new == IB_QPS_RESET ||
+	       (cur >= IB_QPS_RTR && (mask & ~no_attr));
+}
+
+/*
+ * What entering a state or changing attributes takes beyond the attribute
+ * words; may sleep; all or nothing. The engines are stopped if they must
+ * be (must_quiesce()).
+ */
+static int prepare_state(struct sroce_qp *qp, enum ib_qp_state cur,
+			 enum ib_qp_state new, int mask)
+{
+	if (new == IB_QPS_RTR && cur != IB_QPS_RTR) {
+		setup_path(qp);
+		return sroce_resp_start(qp);
+	}
+	if (cur >= IB_QPS_RTR && (mask & IB_QP_MAX_DEST_RD_ATOMIC))
+		return sroce_resp_resize(qp);
+	return 0;
+}
+
+/* Attributes changed after RTR, the engines stopped (IBA 11.2.4.2). */
+static void update_engines(struct sroce_qp *qp, int mask)
+{
+	if (mask & IB_QP_AV)
+		setup_route(qp);
+	sroce_req_update(qp, mask);
 }
 
 static void enter_state(struct sroce_qp *qp, enum ib_qp_state cur,
@@ -195,7 +247,8 @@ static void enter_state(struct sroce_qp *qp, enum ib_qp_state cur,
 		sroce_task_run(&qp->req.task);
 		break;
 	case IB_QPS_SQD:
-		qp->drained = false;
+		if (cur != IB_QPS_SQD)
+			qp->drained = false;	/* SQD to SQD drains nothing */
 		sroce_task_run(&qp->req.task);
 		break;
 	case IB_QPS_ERR:
@@ -219,7 +272,7 @@ static void enter_state(struct sroce_qp *qp, enum ib_qp_state cur,
  * Return: 0; -EINVAL for a transition the state diagram forbids, a mask
  * that does not fit the transition, an attribute out of range, or a
  * stated current state that is not the QP's; -EOPNOTSUPP for alternate
- * paths, path migration and rate limits.
+ * paths, path migration and rate limits; -ENOMEM.
  */
 int sroce_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		    struct ib_udata *udata)
@@ -228,6 +281,7 @@ int sroce_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	struct sroce_qp_attr saved;
 	enum ib_qp_state cur, new;
 	struct sroce_av av;
+	bool quiet;
 	int err;
 
 	mutex_lock(&qp->mutex);
@@ -242,15 +296,21 @@ int sroce_qp_modify(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (err)
 		goto out;
 
+	quiet = must_quiesce(cur, new, mask);
+	if (quiet)
+		quiesce(qp);
 	saved = qp->attr;
 	apply_attr(qp, attr, mask, &av);
-	if (!(mask & IB_QP_STATE))
-		goto out;
-	err = prepare_state(qp, new) ?: change_state(qp, cur, new);
-	if (err)
+	err = prepare_state(qp, cur, new, mask) ?: change_state(qp, cur, new);
+	if (err) {
 		qp->attr = saved;	/* all or nothing */
-	else
+	} else {
+		if (cur >= IB_QPS_RTR)
+			update_engines(qp, mask);
 		enter_state(qp, cur, new);
+	}
+	if (quiet)
+		resume(qp);
 out:
 	mutex_unlock(&qp->mutex);
 	if (err)

@@ -15,6 +15,7 @@
 #include <linux/udp.h>
 
 #include "device.h"
+#include "fault.h"
 #include "icrc.h"
 #include "mcast.h"
 #include "pkt.h"
@@ -26,8 +27,7 @@
 static void drop(struct sroce_dev *sdev, struct sk_buff *skb,
 		 enum sroce_stat why)
 {
-	sroce_stats_add(&sdev->stats, why, 1);
-	sroce_stats_add(&sdev->stats, SROCE_STAT_RX_DROPPED, 1);
+	sroce_stats_drop(&sdev->stats, why);
 	kfree_skb(skb);
 }
 
@@ -152,7 +152,8 @@ void sroce_recv_skb(struct sroce_dev *sdev, struct sk_buff *skb)
 {
 	__skb_pull(skb, sizeof(struct udphdr));
 	sroce_pkt(skb)->loopback = false;
-	dispatch(sdev, skb);
+	if (sroce_fault_rx(sdev, skb) == SROCE_FAULT_PASS)
+		dispatch(sdev, skb);
 }
 
 /**
@@ -166,5 +167,19 @@ void sroce_recv_skb(struct sroce_dev *sdev, struct sk_buff *skb)
 void sroce_recv_loopback(struct sroce_dev *sdev, struct sk_buff *skb)
 {
 	sroce_pkt(skb)->loopback = true;
+	if (sroce_fault_rx(sdev, skb) == SROCE_FAULT_PASS)
+		dispatch(sdev, skb);
+}
+
+/**
+ * sroce_recv_again() - take a packet that fault injection held back
+ * @sdev: the device that received it
+ * @skb: the packet, as sroce_recv_skb() or sroce_recv_loopback() left it;
+ *	 consumed
+ *
+ * Context: bottom halves disabled, in an RCU read-side section.
+ */
+void sroce_recv_again(struct sroce_dev *sdev, struct sk_buff *skb)
+{
 	dispatch(sdev, skb);
 }

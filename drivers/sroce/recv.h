@@ -7,5 +7,6 @@ struct sroce_dev;
 
 void sroce_recv_skb(struct sroce_dev *sdev, struct sk_buff *skb);
 void sroce_recv_loopback(struct sroce_dev *sdev, struct sk_buff *skb);
+void sroce_recv_again(struct sroce_dev *sdev, struct sk_buff *skb);
 
 #endif /* SROCE_RECV_H */

@@ -514,6 +514,39 @@ static enum ib_wc_status local_op(struct sroce_qp *qp, struct sroce_swqe *s)
 	}
 }
 
+/*
+ * WQEs posted and not yet taken by the requester. The producer index is
+ * the process's to write: one that went back past WQEs already taken (or
+ * that claims more WQEs than slots) means a corrupt ring. Returns false
+ * then.
+ */
+static bool sq_untaken(struct sroce_qp *qp, u32 *count)
+{
+	u32 taken = qp->req.next - qp->sq.cons;
+
+	if (sroce_queue_count(&qp->sq, count) || *count < taken)
+		return false;
+	*count -= taken;
+	return true;
+}
+
+/**
+ * sroce_req_ring_corrupt() - the process broke its SQ ring's indices
+ * @qp: the QP; called by its send engine
+ *
+ * A local work queue catastrophic error (IBA 11.6.3.1): the QP enters the
+ * error state, which flushes the WQEs taken so far, and the consumer gets
+ * IB_EVENT_QP_FATAL. Nothing else is read from the ring until a reset.
+ */
+void sroce_req_ring_corrupt(struct sroce_qp *qp)
+{
+	ibdev_warn_ratelimited(qp->ibqp.device,
+			       "QP %u: send queue indices corrupt, QP to error\n",
+			       qp->ibqp.qp_num);
+	sroce_qp_fail(qp, IB_WC_LOC_QP_OP_ERR);
+	sroce_qp_event(qp, IB_EVENT_QP_FATAL);
+}
+
 /* May the WQE at @next start now? (IBA 10.8.3.3: fences, rd_atomic) */
 static bool may_start(struct sroce_qp *qp, u32 index)
 {
@@ -540,11 +573,11 @@ static bool start_next(struct sroce_qp *qp)
 
 	if (READ_ONCE(qp->state) != IB_QPS_RTS)
 		return false;	/* SQD: no new WQE starts (IBA 10.3.1) */
-	if (sroce_queue_count(&qp->sq, &count)) {
-		sroce_qp_fail(qp, IB_WC_LOC_QP_OP_ERR);
+	if (!sq_untaken(qp, &count)) {
+		sroce_req_ring_corrupt(qp);
 		return false;
 	}
-	if (req->next == qp->sq.cons + count || !may_start(qp, req->next))
+	if (!count || !may_start(qp, req->next))
 		return false;
 
 	s = sroce_req_swqe(qp, req->next);
@@ -592,8 +625,10 @@ static void arm_timer(struct sroce_qp *qp)
 }
 
 /*
- * Send up to @budget packets. Returns true when packets remain that the
- * window or the budget held back.
+ * Send up to @budget packets. Every step counts against the budget, a
+ * packet or not (a local operation, a WQE skipped on a resend), so that a
+ * ring full of local work requests cannot hold the CPU either. Returns
+ * true when work remains that the window or the budget held back.
  */
 static bool send_packets(struct sroce_qp *qp, int budget)
 {
@@ -602,6 +637,7 @@ static bool send_packets(struct sroce_qp *qp, int budget)
 	struct sroce_swqe *s;
 
 	while (budget > 0 && window_open(qp)) {
+		budget--;
 		if (req->cur == req->next && !start_next(qp))
 			break;
 		s = sroce_req_swqe(qp, req->cur);
@@ -610,7 +646,6 @@ static bool send_packets(struct sroce_qp *qp, int budget)
 			continue;
 		}
 		status = send_packet(qp, s);
-		budget--;
 		if (status != IB_WC_SUCCESS) {
 			sroce_comp_wqe_done(qp, s, status);
 			break;
@@ -650,8 +685,7 @@ static bool update_wakeup(struct sroce_qp *qp)
 	}
 	WRITE_ONCE(qp->sq.hdr->flags, SROCE_QUEUE_NEED_WAKEUP);
 	smp_mb();	/* flag before producer; pairs with the provider */
-	return !sroce_queue_count(&qp->sq, &count) &&
-	       req->next != qp->sq.cons + count &&
+	return sq_untaken(qp, &count) && count &&
 	       (state == IB_QPS_RTS || error);
 }
 
@@ -661,7 +695,7 @@ static bool req_engine(struct sroce_task *task)
 	enum ib_qp_state state = READ_ONCE(qp->state);
 	bool more;
 
-	if (qp->dying || state < IB_QPS_RTS) {
+	if (state < IB_QPS_RTS) {
 		skb_queue_purge(&qp->req.resp_pkts);
 		return false;
 	}
@@ -678,13 +712,13 @@ static bool req_engine(struct sroce_task *task)
 	return update_wakeup(qp) || more;
 }
 
+/* A stopped engine is not scheduled; it finds the event when it starts. */
 static void retrans_timer_fn(struct timer_list *t)
 {
 	struct sroce_qp *qp = from_timer(qp, t, req.retrans_timer);
 
 	set_bit(SROCE_QP_EV_TIMEOUT, &qp->events);
-	if (!qp->dying)
-		sroce_task_sched(&qp->req.task);
+	sroce_task_sched(&qp->req.task);
 }
 
 static void rnr_timer_fn(struct timer_list *t)
@@ -692,8 +726,7 @@ static void rnr_timer_fn(struct timer_list *t)
 	struct sroce_qp *qp = from_timer(qp, t, req.rnr_timer);
 
 	set_bit(SROCE_QP_EV_RNR, &qp->events);
-	if (!qp->dying)
-		sroce_task_sched(&qp->req.task);
+	sroce_task_sched(&qp->req.task);
 }
 
 /**
@@ -705,7 +738,15 @@ static void rnr_timer_fn(struct timer_list *t)
  */
 void sroce_req_rcv(struct sroce_qp *qp, struct sk_buff *skb)
 {
-	skb_queue_tail(&qp->req.resp_pkts, skb);
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+
+	/* A bound, not exact: racing receivers may pass it by a few. */
+	if (skb_queue_len_lockless(&qp->req.resp_pkts) >= SROCE_QP_MAX_BACKLOG) {
+		sroce_stats_drop(&sdev->stats, SROCE_STAT_RX_DROP_BACKLOG);
+		kfree_skb(skb);
+	} else {
+		skb_queue_tail(&qp->req.resp_pkts, skb);
+	}
 	sroce_task_run(&qp->req.task);
 }
 
@@ -733,15 +774,18 @@ int sroce_req_init(struct sroce_qp *qp)
 
 /**
  * sroce_req_stop() - stop the send engine and its timers
- * @qp: the QP; qp->dying or a non-sending state keeps them from restarting
+ * @qp: the QP
+ *
+ * Only a run of the engine arms the timers, and none runs once the engine
+ * is stopped, so the timers stay stopped too; one firing meanwhile
+ * schedules nothing (task.c). sroce_task_start() lets the engine run
+ * again.
  *
  * Context: process.
  */
 void sroce_req_stop(struct sroce_qp *qp)
 {
-	del_timer_sync(&qp->req.retrans_timer);
-	del_timer_sync(&qp->req.rnr_timer);
-	sroce_task_kill(&qp->req.task);
+	sroce_task_stop(&qp->req.task);
 	del_timer_sync(&qp->req.retrans_timer);
 	del_timer_sync(&qp->req.rnr_timer);
 	skb_queue_purge(&qp->req.resp_pkts);
@@ -771,7 +815,14 @@ void sroce_req_reset(struct sroce_qp *qp)
 	req->offset = 0;
 	req->unacked_psn = 0;
 	req->rd_atomic = 0;
+	/* Nothing of the last connection's loss recovery carries over. */
+	req->retry_left = 0;
+	req->retrying = false;
+	req->retry_psn = 0;
+	req->rnr_left = 0;
 	req->rnr_wait = false;
+	req->backoff = 0;
+	req->cwnd = SROCE_REQ_WINDOW;
 	clear_bit(SROCE_QP_EV_TIMEOUT, &qp->events);
 	clear_bit(SROCE_QP_EV_RNR, &qp->events);
 }
@@ -800,8 +851,34 @@ void sroce_req_start(struct sroce_qp *qp)
 	req->next_psn = req->psn;
 	req->unacked_psn = req->psn;
 	req->retry_left = qp->attr.retry_cnt;
+	req->retrying = false;
 	req->rnr_left = qp->attr.rnr_retry;
+	req->rnr_wait = false;
 	req->timeout = timeout_jiffies(qp->attr.timeout);
 	req->backoff = 0;
 	req->cwnd = SROCE_REQ_WINDOW;
+}
+
+/**
+ * sroce_req_update() - take loss-recovery attributes changed after RTS
+ * @qp: the QP; its modify mutex is held and its send engine stopped
+ * @mask: the attributes that changed (enum ib_qp_attr_mask)
+ *
+ * A QP in SQD may be given a new local ACK timeout and retry counts (IBA
+ * 11.2.4.2, table 91): they apply from now on, with full retry budgets,
+ * as on entering RTS.
+ */
+void sroce_req_update(struct sroce_qp *qp, int mask)
+{
+	struct sroce_req *req = &qp->req;
+
+	lockdep_assert_held(&qp->mutex);
+	if (mask & IB_QP_TIMEOUT) {
+		req->timeout = timeout_jiffies(qp->attr.timeout);
+		req->backoff = 0;
+	}
+	if (mask & IB_QP_RETRY_CNT)
+		req->retry_left = qp->attr.retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		req->rnr_left = qp->attr.rnr_retry;
 }

@@ -105,7 +105,6 @@ struct sroce_swqe {
  * @retrying: went back to @retry_psn and has made no progress since
  * @retry_psn: the PSN of the last resend
  * @rnr_left: RNR retries left; 7 means without limit
- * @timed_out: the transport timer fired
  * @rnr_wait: waiting for the RNR timer before resending
  * @retrans_timer: transport timer (local ACK timeout)
  * @rnr_timer: RNR NAK timer
@@ -135,7 +134,6 @@ struct sroce_req {
 	bool retrying;
 	u32 retry_psn;
 	u8 rnr_left;
-	bool timed_out;
 	bool rnr_wait;
 	struct timer_list retrans_timer;
 	struct timer_list rnr_timer;
@@ -167,6 +165,8 @@ void sroce_req_cleanup(struct sroce_qp *qp);
 void sroce_req_stop(struct sroce_qp *qp);
 void sroce_req_reset(struct sroce_qp *qp);
 void sroce_req_rewind(struct sroce_qp *qp, u32 psn);
+void sroce_req_ring_corrupt(struct sroce_qp *qp);
+void sroce_req_update(struct sroce_qp *qp, int mask);
 void sroce_req_seek(struct sroce_qp *qp, u32 index, u32 offset);
 void sroce_req_start(struct sroce_qp *qp);
 void sroce_req_rcv(struct sroce_qp *qp, struct sk_buff *skb);

@@ -14,7 +14,7 @@
  *   UC only resynchronises on the first packet of a message; UD has no
  *   PSN check. ATOMIC_WRITE and FLUSH are, like atomics, executed once
  *   and only their response repeated.
- * - Opcode sequence and QP access rights (9.7.5.1.2, 10.2.4.?).
+ * - Opcode sequence and QP access rights (9.7.5.1.2).
  * - Execution: SEND scatters into a receive WQE taken from the RQ or SRQ,
  *   and a missing one earns an RNR NAK (9.7.5.2.8); WRITE, READ and
  *   atomics check the rkey, the PD, the rights and the range through
@@ -25,16 +25,19 @@
  *   engine run are coalesced into the last one (9.7.5.1.5). READ and
  *   atomic responses acknowledge by themselves.
  *
- * On RC, an invalid request or an access error is answered with the NAK
- * of IBA table 47 and moves the QP to the error state (class C errors,
- * 10.7.3.?); a receive WQE being filled then completes with the error. On
- * UC and UD such packets are dropped (counted).
+ * Errors follow the responder error classes of IBA 9.9.3, in
+ * resp_error(): on RC an invalid request or an access error is answered
+ * with the NAK of IBA table 47 and moves the QP to the error state; a
+ * receive WQE being filled then completes with the error. On UC and UD
+ * such packets are dropped (counted) and the QP's own receive WQE kept.
+ * Documentation/responder-errors.md has the table.
  */
 #include <linux/log2.h>
 #include <rdma/ib_mad.h>
 
 #include "cq.h"
 #include "device.h"
+#include "fault.h"
 #include "mem.h"
 #include "net.h"
 #include "params.h"
@@ -45,14 +48,19 @@
 
 #define SROCE_RESP_BUDGET	64	/* packets per engine run */
 
-/* What the execution of one packet came to. */
+/*
+ * What the execution of one request packet came to. What follows an error
+ * depends on it and on the transport: see resp_error() and the table in
+ * Documentation/responder-errors.md.
+ */
 enum resp_result {
 	RESP_OK,
-	RESP_DROP,	/* drop silently */
-	RESP_RNR,	/* no receive WQE: RNR NAK */
-	RESP_INV_REQ,	/* NAK invalid request */
-	RESP_ACCESS,	/* NAK remote access error */
-	RESP_OP_ERR,	/* NAK remote operational error */
+	RESP_RNR,	/* no receive WQE */
+	RESP_INV_REQ,	/* invalid request: opcode, sequence, size, rights */
+	RESP_LENGTH,	/* a message longer than its receive WQE's buffers */
+	RESP_ACCESS,	/* R_Key violation (IBA 9.4.1.1, 10.6.3) */
+	RESP_WQE_PROT,	/* the receive WQE names memory the QP may not write */
+	RESP_WQE_BAD,	/* the receive WQE, or its ring, is malformed */
 };
 
 static struct sroce_dev *qp_dev(struct sroce_qp *qp)
@@ -211,20 +219,33 @@ static enum resp_result need_rwqe(struct sroce_qp *qp)
 	ret = take_rwqe(qp);
 	if (ret > 0)
 		return RESP_OK;
-	if (!ret)
-		return RESP_RNR;
-	sroce_qp_fail(qp, IB_WC_LOC_QP_OP_ERR);
-	return RESP_OP_ERR;
+	return ret ? RESP_WQE_BAD : RESP_RNR;
 }
 
-/* IBA 9.7.5.1.2, C9-92 to C9-94: packet sizes within a message. */
-static bool size_ok(struct sroce_qp *qp, const struct sroce_pkt *pkt, u32 left)
+/*
+ * IBA 9.7.5.1.2, C9-92 to C9-94: packet sizes within a SEND, whose length
+ * only its last packet tells. Every packet but the last carries one MTU;
+ * only a single-packet message may be empty.
+ */
+static bool send_size_ok(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 {
 	if (pkt->flags & SROCE_OP_LAST)
 		return pkt->paylen <= qp->mtu &&
-		       (pkt->paylen || (pkt->flags & SROCE_OP_FIRST)) &&
-		       (!left || pkt->paylen == left);
-	return pkt->paylen == qp->mtu && (!left || left > pkt->paylen);
+		       (pkt->paylen || (pkt->flags & SROCE_OP_FIRST));
+	return pkt->paylen == qp->mtu;
+}
+
+/*
+ * The same for a WRITE, whose RETH gave the length: @resid bytes remain,
+ * this packet included. A packet that is not the last carries one MTU and
+ * leaves more than nothing; the last carries what remains.
+ */
+static bool write_size_ok(struct sroce_qp *qp, const struct sroce_pkt *pkt,
+			  u32 resid)
+{
+	if (pkt->flags & SROCE_OP_LAST)
+		return pkt->paylen == resid && resid <= qp->mtu;
+	return pkt->paylen == qp->mtu && resid > qp->mtu;
 }
 
 /*
@@ -258,17 +279,12 @@ static enum resp_result do_send(struct sroce_qp *qp, struct sk_buff *skb)
 		if (res != RESP_OK)
 			return res;
 	}
-	if (!size_ok(qp, pkt, 0)) {
-		fail_rwqe(qp, IB_WC_REM_INV_REQ_ERR);
+	if (!send_size_ok(qp, pkt))
 		return RESP_INV_REQ;
-	}
 	err = sroce_sgl_copy_in(qp_dev(qp), resp_pd(qp), &resp->sgl, skb,
 				op->hdr_len, pkt->paylen);
-	if (err) {
-		fail_rwqe(qp, err == -ENOSPC ? IB_WC_LOC_LEN_ERR :
-			  IB_WC_LOC_PROT_ERR);
-		return err == -ENOSPC ? RESP_INV_REQ : RESP_OP_ERR;
-	}
+	if (err)
+		return err == -ENOSPC ? RESP_LENGTH : RESP_WQE_PROT;
 	resp->recv_len += pkt->paylen;
 	if (!(pkt->flags & SROCE_OP_LAST))
 		return RESP_OK;
@@ -280,12 +296,11 @@ static enum resp_result do_send(struct sroce_qp *qp, struct sk_buff *skb)
 	} else if (pkt->flags & SROCE_OP_IETH) {
 		wc.ex.invalidate_rkey = be32_to_cpu(((struct sroce_ieth *)
 				sroce_pkt_hdr(skb, op->immdt))->rkey);
+		/* A key that cannot be invalidated: IBA 10.6.7.2.5. */
 		if (sroce_mem_invalidate(qp_dev(qp), resp_pd(qp),
 					 qp->ibqp.qp_num,
-					 wc.ex.invalidate_rkey)) {
-			fail_rwqe(qp, IB_WC_REM_INV_REQ_ERR);
+					 wc.ex.invalidate_rkey))
 			return RESP_INV_REQ;
-		}
 		wc.wc_flags |= IB_WC_WITH_INVALIDATE;
 	}
 	wc.byte_len = resp->recv_len;
@@ -327,8 +342,7 @@ static enum resp_result do_write(struct sroce_qp *qp, struct sk_buff *skb)
 			sroce_mr_put(mr);
 		}
 	}
-	if (!size_ok(qp, pkt, resp->resid) ||
-	    (pkt->flags & SROCE_OP_LAST && pkt->paylen != resp->resid))
+	if (!write_size_ok(qp, pkt, resp->resid))
 		return RESP_INV_REQ;
 	if (pkt->paylen) {
 		mr = remote_mr(qp, resp->rkey, resp->va, pkt->paylen,
@@ -419,19 +433,28 @@ static enum resp_result do_atomic(struct sroce_qp *qp, struct sk_buff *skb)
 	struct sroce_rd_res *res;
 	struct sroce_mr *mr;
 	u64 orig, iova;
+	int err;
 
-	if (!qp->attr.max_dest_rd_atomic || (va & 7))
+	if (!qp->attr.max_dest_rd_atomic || !IS_ALIGNED(va, sizeof(u64)))
 		return RESP_INV_REQ;
 	mr = remote_mr(qp, be32_to_cpu(atm->rkey), va, sizeof(u64),
 		       IB_ACCESS_REMOTE_ATOMIC, &iova);
 	if (!mr)
 		return RESP_ACCESS;
-	orig = sroce_mr_atomic(mr, iova,
-			       (pkt->opcode & SROCE_OPCODE_OP_MASK) ==
-			       IB_OPCODE_COMPARE_SWAP,
-			       be64_to_cpu(atm->compare),
-			       be64_to_cpu(atm->swap_add));
+	/*
+	 * IBA 9.4.5: atomics are 8-byte aligned; others are invalid
+	 * requests (NAK codes: IBA table 47). A window or the MR's offset
+	 * into its first page may misalign an address the packet had
+	 * aligned; mem.c checks the memory itself.
+	 */
+	err = IS_ALIGNED(iova, sizeof(u64)) ?
+	      sroce_mr_atomic(mr, iova, (pkt->opcode & SROCE_OPCODE_OP_MASK) ==
+			      IB_OPCODE_COMPARE_SWAP,
+			      be64_to_cpu(atm->compare),
+			      be64_to_cpu(atm->swap_add), &orig) : -EINVAL;
 	sroce_mr_put(mr);
+	if (err)
+		return RESP_INV_REQ;
 
 	res = new_res(qp);
 	res->atomic = true;
@@ -472,18 +495,22 @@ static enum resp_result do_atomic_write(struct sroce_qp *qp,
 	struct sroce_pkt *pkt = sroce_pkt(skb);
 	u64 va = be64_to_cpu(reth->va), iova, val;
 	struct sroce_mr *mr;
+	int err;
 
-	if (!qp->attr.max_dest_rd_atomic || (va & 7) ||
+	if (!qp->attr.max_dest_rd_atomic || !IS_ALIGNED(va, sizeof(u64)) ||
 	    be32_to_cpu(reth->len) != sizeof(u64) || pkt->paylen != sizeof(u64))
 		return RESP_INV_REQ;
 	mr = remote_mr(qp, be32_to_cpu(reth->rkey), va, sizeof(u64),
 		       IB_ACCESS_REMOTE_WRITE, &iova);
 	if (!mr)
 		return RESP_ACCESS;
-	/* The bytes land as they came, in one store. */
+	/* The bytes land as they came, in one store; aligned as atomics. */
 	skb_copy_bits(skb, op->hdr_len, &val, sizeof(val));
-	sroce_mr_atomic_write(mr, iova, val);
+	err = IS_ALIGNED(iova, sizeof(u64)) ?
+	      sroce_mr_atomic_write(mr, iova, val) : -EINVAL;
 	sroce_mr_put(mr);
+	if (err)
+		return RESP_INV_REQ;
 
 	executed_empty(qp, pkt->psn);
 	return RESP_OK;
@@ -590,23 +617,108 @@ static void advance(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 	}
 }
 
-static const u8 nak_code[] = {
-	[RESP_INV_REQ] = SROCE_NAK_INVALID_REQ,
-	[RESP_ACCESS] = SROCE_NAK_REM_ACCESS_ERR,
-	[RESP_OP_ERR] = SROCE_NAK_REM_OP_ERR,
+/**
+ * struct resp_error - what an error means (IBA 9.9.3, responder errors)
+ * @nak: RC and XRC: the NAK code sent (IBA table 47)
+ * @status: the completion status of the receive WQE held, if any
+ * @local: the QP's own fault (a malformed receive WQE): the QP enters the
+ *	   error state whatever its transport
+ * @drop: UC and UD: the counter of the request dropped
+ */
+struct resp_error {
+	u8 nak;
+	enum ib_wc_status status;
+	bool local;
+	enum sroce_stat drop;
 };
 
-/* A class C (or A) error on RC: NAK, fail the WQE held, QP to error. */
-static void rc_error(struct sroce_qp *qp, enum resp_result res, u32 psn)
-{
-	enum ib_wc_status status = res == RESP_ACCESS ? IB_WC_REM_ACCESS_ERR :
-				   res == RESP_OP_ERR ? IB_WC_LOC_QP_OP_ERR :
-				   IB_WC_REM_INV_REQ_ERR;
+static const struct resp_error resp_errors[] = {
+	[RESP_RNR] = {
+		.drop = SROCE_STAT_RX_DROP_NO_RWQE,
+	},
+	[RESP_INV_REQ] = {
+		.nak = SROCE_NAK_INVALID_REQ,
+		.status = IB_WC_REM_INV_REQ_ERR,
+		.drop = SROCE_STAT_RX_DROP_INVALID,
+	},
+	[RESP_LENGTH] = {
+		.nak = SROCE_NAK_INVALID_REQ,
+		.status = IB_WC_LOC_LEN_ERR,
+		.drop = SROCE_STAT_RX_DROP_LENGTH,
+	},
+	[RESP_ACCESS] = {
+		.nak = SROCE_NAK_REM_ACCESS_ERR,
+		.status = IB_WC_REM_ACCESS_ERR,
+		.drop = SROCE_STAT_RX_DROP_INVALID,
+	},
+	[RESP_WQE_PROT] = {
+		.nak = SROCE_NAK_REM_OP_ERR,
+		.status = IB_WC_LOC_PROT_ERR,
+		.local = true,
+	},
+	[RESP_WQE_BAD] = {
+		.nak = SROCE_NAK_REM_OP_ERR,
+		.status = IB_WC_LOC_QP_OP_ERR,
+		.local = true,
+	},
+};
 
-	sroce_stats_add(&qp_dev(qp)->stats, SROCE_STAT_NAKS_SENT, 1);
-	send_ack(qp, SROCE_AETH_NAK | nak_code[res], psn);
-	fail_rwqe(qp, status);
-	sroce_qp_fail(qp, status);
+/* Keep the receive WQE held, if any, for the next message: from its start. */
+static void rewind_rwqe(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+
+	if (resp->have_rwqe) {
+		sroce_sgl_init(&resp->sgl, resp->rwqe.sge, resp->rwqe.num_sge);
+		resp->recv_len = 0;
+	}
+}
+
+/* UC: drop the message in progress, up to the next FIRST or ONLY. */
+static void drop_msg(struct sroce_qp *qp)
+{
+	qp->resp.drop_msg = true;
+	qp->resp.in_msg = 0;
+	rewind_rwqe(qp);
+}
+
+/*
+ * A request failed (IBA 9.9.3; Documentation/responder-errors.md has the
+ * whole table). RC and XRC (class B, C): an RNR NAK and nothing else, or
+ * the NAK of IBA table 47, the receive WQE held completed in error and
+ * the QP to the error state. UC and UD, which cannot tell the requester:
+ * the message is dropped and counted (class D); a receive WQE held stays
+ * for the next message, unless it came from an SRQ, which cannot take it
+ * back: it completes in error, the QP going on (class E). A malformed
+ * receive WQE is the QP's own fault on every transport (class A).
+ */
+static void resp_error(struct sroce_qp *qp, enum resp_result res, u32 psn)
+{
+	const struct resp_error *e = &resp_errors[res];
+	struct sroce_dev *sdev = qp_dev(qp);
+
+	sroce_fault_error_delay();
+	if (sroce_qp_is_reliable(qp) && res == RESP_RNR) {
+		sroce_stats_add(&sdev->stats, SROCE_STAT_RNR_NAKS_SENT, 1);
+		send_ack(qp, SROCE_AETH_RNR_NAK | qp->attr.min_rnr_timer, psn);
+		return;
+	}
+	if (sroce_qp_is_reliable(qp) || e->local) {
+		if (sroce_qp_is_reliable(qp)) {
+			sroce_stats_add(&sdev->stats, SROCE_STAT_NAKS_SENT, 1);
+			send_ack(qp, SROCE_AETH_NAK | e->nak, psn);
+		}
+		fail_rwqe(qp, e->status);
+		sroce_qp_fail(qp, e->status);
+		return;
+	}
+	sroce_stats_drop(&sdev->stats, e->drop);
+	if (qp->srq && res != RESP_RNR)
+		fail_rwqe(qp, e->status);
+	if (qp->ibqp.qp_type == IB_QPT_UC)
+		drop_msg(qp);
+	else
+		rewind_rwqe(qp);
 }
 
 static struct sroce_rd_res *find_res(struct sroce_qp *qp, u32 psn)
@@ -702,22 +814,10 @@ static void recv_rc(struct sroce_qp *qp, struct sk_buff *skb)
 	resp->nak_sent = false;
 
 	res = execute(qp, skb);
-	switch (res) {
-	case RESP_OK:
-		if (pkt->flags & (SROCE_OP_SEND | SROCE_OP_WRITE))
-			advance(qp, pkt);
-		break;
-	case RESP_RNR:
-		sroce_stats_add(&qp_dev(qp)->stats, SROCE_STAT_RNR_NAKS_SENT, 1);
-		send_ack(qp, SROCE_AETH_RNR_NAK | qp->attr.min_rnr_timer,
-			 pkt->psn);
-		break;
-	case RESP_DROP:
-		break;
-	default:
-		rc_error(qp, res, pkt->psn);
-		break;
-	}
+	if (res != RESP_OK)
+		resp_error(qp, res, pkt->psn);
+	else if (pkt->flags & (SROCE_OP_SEND | SROCE_OP_WRITE))
+		advance(qp, pkt);
 }
 
 /*
@@ -738,7 +838,7 @@ static void recv_xrc(struct sroce_qp *qp, struct sk_buff *skb)
 	resp->xsrq = sroce_srq_get_xrc(qp_dev(qp), srqn, qp->xrcd);
 	if (pkt->psn == resp->epsn &&
 	    (!resp->xsrq || (!first && srqn != resp->xsrqn))) {
-		rc_error(qp, RESP_INV_REQ, pkt->psn);
+		resp_error(qp, RESP_INV_REQ, pkt->psn);
 	} else {
 		/* A FIRST inside a message is refused by recv_rc(). */
 		if (pkt->psn == resp->epsn && first && !resp->in_msg)
@@ -751,36 +851,32 @@ static void recv_xrc(struct sroce_qp *qp, struct sk_buff *skb)
 	}
 }
 
-/* UC: drop a broken message; keep its receive WQE for the next one. */
-static void uc_drop_msg(struct sroce_qp *qp)
-{
-	struct sroce_resp *resp = &qp->resp;
-
-	resp->drop_msg = true;
-	resp->in_msg = 0;
-	if (resp->have_rwqe) {
-		sroce_sgl_init(&resp->sgl, resp->rwqe.sge, resp->rwqe.num_sge);
-		resp->recv_len = 0;
-	}
-}
-
+/*
+ * UC (IBA 9.7.5.1.1 does not apply): a PSN other than the expected one
+ * means packets were lost, and the message they belonged to is dropped; a
+ * FIRST or ONLY packet starts the next one, at whatever PSN it has.
+ */
 static void recv_uc(struct sroce_qp *qp, struct sk_buff *skb)
 {
 	struct sroce_pkt *pkt = sroce_pkt(skb);
 	struct sroce_resp *resp = &qp->resp;
+	enum resp_result res;
 
-	if (resp->drop_msg || pkt->psn != resp->epsn) {
-		if (!(pkt->flags & SROCE_OP_FIRST)) {
-			uc_drop_msg(qp);
-			return;
-		}
-		uc_drop_msg(qp);
-		resp->drop_msg = false;
+	if (pkt->psn != resp->epsn && !resp->drop_msg) {
+		sroce_stats_add(&qp_dev(qp)->stats, SROCE_STAT_SEQ_ERRORS, 1);
+		drop_msg(qp);
 	}
-	if (execute(qp, skb) == RESP_OK)
+	if (resp->drop_msg) {
+		if (!(pkt->flags & SROCE_OP_FIRST))
+			return;
+		resp->drop_msg = false;
+		resp->in_msg = 0;
+	}
+	res = execute(qp, skb);
+	if (res == RESP_OK)
 		advance(qp, pkt);
 	else
-		uc_drop_msg(qp);
+		resp_error(qp, res, pkt->psn);
 }
 
 /* The 40-byte GRH area of a UD receive buffer (IBA 11.4.1.2, A17.4.5.2). */
@@ -795,6 +891,14 @@ static void fill_grh(struct sk_buff *skb, union rdma_network_hdr *grh)
 		       sizeof(grh->ibgrh));
 }
 
+/*
+ * UD (IBA 9.6.1.2, 10.2.5): no PSN check; a wrong Q_Key, a datagram longer
+ * than the path MTU or than the receive WQE's buffers (GRH area included),
+ * and a datagram with no receive WQE are dropped, counted, and use up no
+ * receive WQE of the QP's own (Documentation/responder-errors.md). The
+ * kernel's MAD layer relies on it: it takes an error completion on QP 1
+ * for a flush and never posts that buffer again.
+ */
 static void recv_ud(struct sroce_qp *qp, struct sk_buff *skb)
 {
 	const struct sroce_opcode_info *op = sroce_pkt_op(skb);
@@ -805,37 +909,39 @@ static void recv_ud(struct sroce_qp *qp, struct sk_buff *skb)
 	u32 qkey = qp->ibqp.qp_type == IB_QPT_GSI ? IB_QP1_QKEY : qp->attr.qkey;
 	struct ib_wc wc = { .opcode = IB_WC_RECV };
 	union rdma_network_hdr grh;
+	enum resp_result res;
 	int err;
 
-	if (be32_to_cpu(deth->qkey) != qkey) {
-		sroce_stats_add(&sdev->stats, SROCE_STAT_RX_DROP_QKEY, 1);
-		sroce_stats_add(&sdev->stats, SROCE_STAT_RX_DROPPED, 1);
-		return;
+	if (be32_to_cpu(deth->qkey) != qkey)
+		return sroce_stats_drop(&sdev->stats, SROCE_STAT_RX_DROP_QKEY);
+	if (pkt->paylen > qp->mtu)
+		return sroce_stats_drop(&sdev->stats, SROCE_STAT_RX_DROP_LENGTH);
+	res = need_rwqe(qp);
+	if (res == RESP_OK &&
+	    sroce_sgl_length(resp->rwqe.sge, resp->rwqe.num_sge) <
+	    sizeof(grh) + pkt->paylen)
+		res = RESP_LENGTH;
+	if (res == RESP_OK) {
+		fill_grh(skb, &grh);
+		err = sroce_sgl_copy_in_buf(sdev, qp->ibqp.pd, &resp->sgl, &grh,
+					    sizeof(grh)) ?:
+		      sroce_sgl_copy_in(sdev, qp->ibqp.pd, &resp->sgl, skb,
+					op->hdr_len, pkt->paylen);
+		if (err)
+			res = err == -ENOSPC ? RESP_LENGTH : RESP_WQE_PROT;
 	}
-	if (pkt->paylen > qp->mtu || need_rwqe(qp) != RESP_OK) {
-		sroce_stats_add(&sdev->stats, SROCE_STAT_RX_DROP_NO_RWQE, 1);
-		sroce_stats_add(&sdev->stats, SROCE_STAT_RX_DROPPED, 1);
-		return;
-	}
-	fill_grh(skb, &grh);
-	err = sroce_sgl_copy_in_buf(sdev, qp->ibqp.pd, &resp->sgl, &grh,
-				    sizeof(grh)) ?:
-	      sroce_sgl_copy_in(sdev, qp->ibqp.pd, &resp->sgl, skb,
-				op->hdr_len, pkt->paylen);
-	if (err) {
-		wc.status = err == -ENOSPC ? IB_WC_LOC_LEN_ERR :
-					     IB_WC_LOC_PROT_ERR;
-	} else {
-		wc.byte_len = sizeof(grh) + pkt->paylen;
-		wc.src_qp = sroce_deth_sqp(deth);
-		wc.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
-		wc.network_hdr_type = skb->protocol == htons(ETH_P_IP) ?
-				      RDMA_NETWORK_IPV4 : RDMA_NETWORK_IPV6;
-		if (pkt->flags & SROCE_OP_IMMDT) {
-			wc.wc_flags |= IB_WC_WITH_IMM;
-			wc.ex.imm_data = ((struct sroce_immdt *)
-					  sroce_pkt_hdr(skb, op->immdt))->imm;
-		}
+	if (res != RESP_OK)
+		return resp_error(qp, res, pkt->psn);
+
+	wc.byte_len = sizeof(grh) + pkt->paylen;
+	wc.src_qp = sroce_deth_sqp(deth);
+	wc.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
+	wc.network_hdr_type = skb->protocol == htons(ETH_P_IP) ?
+			      RDMA_NETWORK_IPV4 : RDMA_NETWORK_IPV6;
+	if (pkt->flags & SROCE_OP_IMMDT) {
+		wc.wc_flags |= IB_WC_WITH_IMM;
+		wc.ex.imm_data = ((struct sroce_immdt *)
+				  sroce_pkt_hdr(skb, op->immdt))->imm;
 	}
 	complete_rwqe(qp, &wc, pkt->se);
 }
@@ -876,7 +982,7 @@ static int send_read_resp(struct sroce_qp *qp, int budget)
 			if (!mr) {
 				/* Deregistered or invalidated under us. */
 				kfree_skb(skb);
-				rc_error(qp, RESP_ACCESS, rd->psn);
+				resp_error(qp, RESP_ACCESS, rd->psn);
 				rd->active = false;
 				break;
 			}
@@ -956,7 +1062,7 @@ static bool resp_engine(struct sroce_task *task)
 	int budget = SROCE_RESP_BUDGET;
 	struct sk_buff *skb;
 
-	if (qp->dying || state < IB_QPS_RTR) {
+	if (state < IB_QPS_RTR) {
 		skb_queue_purge(&resp->req_pkts);
 		return false;
 	}
@@ -974,7 +1080,12 @@ static bool resp_engine(struct sroce_task *task)
 		skb = skb_dequeue(&resp->req_pkts);
 		if (!skb)
 			break;
-		handle_request(qp, skb);
+		if (sroce_qp_is_connected(qp) &&
+		    !sroce_av_is_peer(&qp->attr.av, skb))
+			sroce_stats_drop(&qp_dev(qp)->stats,
+					 SROCE_STAT_RX_DROP_ADDR);
+		else
+			handle_request(qp, skb);
 		consume_skb(skb);
 		budget--;
 		if (READ_ONCE(qp->state) == IB_QPS_ERR)
@@ -997,7 +1108,13 @@ static bool resp_engine(struct sroce_task *task)
  */
 void sroce_resp_rcv(struct sroce_qp *qp, struct sk_buff *skb)
 {
-	skb_queue_tail(&qp->resp.req_pkts, skb);
+	/* A bound, not exact: racing receivers may pass it by a few. */
+	if (skb_queue_len_lockless(&qp->resp.req_pkts) >= SROCE_QP_MAX_BACKLOG) {
+		sroce_stats_drop(&qp_dev(qp)->stats, SROCE_STAT_RX_DROP_BACKLOG);
+		kfree_skb(skb);
+	} else {
+		skb_queue_tail(&qp->resp.req_pkts, skb);
+	}
 	sroce_task_run(&qp->resp.task);
 }
 
@@ -1013,13 +1130,15 @@ void sroce_resp_init(struct sroce_qp *qp)
 
 /**
  * sroce_resp_stop() - stop the receive engine
- * @qp: the QP; qp->dying or a non-receiving state keeps it from restarting
+ * @qp: the QP
+ *
+ * sroce_task_start() lets it run again.
  *
  * Context: process.
  */
 void sroce_resp_stop(struct sroce_qp *qp)
 {
-	sroce_task_kill(&qp->resp.task);
+	sroce_task_stop(&qp->resp.task);
 	skb_queue_purge(&qp->resp.req_pkts);
 }
 
@@ -1078,5 +1197,41 @@ int sroce_resp_start(struct sroce_qp *qp)
 	resp->epsn = qp->attr.rq_psn;
 	resp->done_psn = sroce_psn_add(resp->epsn, SROCE_PSN_MASK);
 	resp->msn = 0;
+	return 0;
+}
+
+/**
+ * sroce_resp_resize() - size the responder resources for a new
+ *			 max_dest_rd_atomic (SQD to SQD, IBA 11.2.4.2)
+ * @qp: the QP; its modify mutex is held and its receive engine stopped
+ *
+ * The newest resources move over, as many as fit, so that duplicates of
+ * the READs and atomics executed last are still answered.
+ *
+ * Return: 0 or -ENOMEM (nothing changed then).
+ */
+int sroce_resp_resize(struct sroce_qp *qp)
+{
+	struct sroce_resp *resp = &qp->resp;
+	u32 num = roundup_pow_of_two(max_t(u32, qp->attr.max_dest_rd_atomic,
+					   1));
+	struct sroce_rd_res *res;
+	u32 i, keep;
+
+	lockdep_assert_held(&qp->mutex);
+	if (num == resp->res_num)
+		return 0;
+	res = kcalloc(num, sizeof(*res), GFP_KERNEL);
+	if (!res)
+		return -ENOMEM;
+	keep = min(num, resp->res_num);
+	/* Oldest kept first, so that res_head = keep is the next to use. */
+	for (i = 0; i < keep; i++)
+		res[i] = resp->res[(resp->res_head - keep + i) &
+				   (resp->res_num - 1)];
+	kfree(resp->res);
+	resp->res = res;
+	resp->res_num = num;
+	resp->res_head = keep;
 	return 0;
 }

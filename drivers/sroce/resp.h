@@ -136,6 +136,7 @@ void sroce_resp_stop(struct sroce_qp *qp);
 void sroce_resp_cleanup(struct sroce_qp *qp);
 void sroce_resp_reset(struct sroce_qp *qp);
 int sroce_resp_start(struct sroce_qp *qp);
+int sroce_resp_resize(struct sroce_qp *qp);
 void sroce_resp_rcv(struct sroce_qp *qp, struct sk_buff *skb);
 
 #endif /* SROCE_RESP_H */

@@ -20,7 +20,16 @@
  * @SROCE_STAT_RX_DROP_NO_QP: no such destination QP
  * @SROCE_STAT_RX_DROP_QP_STATE: the QP's type or state does not take it
  * @SROCE_STAT_RX_DROP_QKEY: UD datagram with the wrong Q_Key
- * @SROCE_STAT_RX_DROP_NO_RWQE: UD datagram with no receive WQE, or too long
+ * @SROCE_STAT_RX_DROP_NO_RWQE: UD datagram with no receive WQE
+ * @SROCE_STAT_RX_DROP_LENGTH: UD datagram longer than the path MTU or than
+ *	the receive WQE's buffers (IBA responder error class D, see
+ *	Documentation/responder-errors.md)
+ * @SROCE_STAT_RX_DROP_INVALID: UC or UD request that an RC responder would
+ *	answer with an invalid request or remote access NAK
+ * @SROCE_STAT_RX_DROP_ADDR: packet for a connected QP from an address other
+ *	than the QP's peer, or to another of our addresses
+ * @SROCE_STAT_RX_DROP_BACKLOG: a QP's queue of received packets was full
+ *	(SROCE_QP_MAX_BACKLOG)
  * @SROCE_STAT_RETRANSMITS: requester resends (after a NAK or a timeout)
  * @SROCE_STAT_TIMEOUTS: transport timer expiries
  * @SROCE_STAT_SEQ_NAKS_RCVD: PSN sequence error NAKs received
@@ -44,6 +53,10 @@ enum sroce_stat {
 	SROCE_STAT_RX_DROP_QP_STATE,
 	SROCE_STAT_RX_DROP_QKEY,
 	SROCE_STAT_RX_DROP_NO_RWQE,
+	SROCE_STAT_RX_DROP_LENGTH,
+	SROCE_STAT_RX_DROP_INVALID,
+	SROCE_STAT_RX_DROP_ADDR,
+	SROCE_STAT_RX_DROP_BACKLOG,
 	SROCE_STAT_RETRANSMITS,
 	SROCE_STAT_TIMEOUTS,
 	SROCE_STAT_SEQ_NAKS_RCVD,
@@ -73,6 +86,17 @@ static inline void sroce_stats_add(struct sroce_stats *s, enum sroce_stat which,
 				   u64 n)
 {
 	atomic64_add(n, &s->v[which]);
+}
+
+/**
+ * sroce_stats_drop() - count a received packet dropped, and why
+ * @s: the device's counters
+ * @why: one of the SROCE_STAT_RX_DROP_* counters
+ */
+static inline void sroce_stats_drop(struct sroce_stats *s, enum sroce_stat why)
+{
+	atomic64_inc(&s->v[why]);
+	atomic64_inc(&s->v[SROCE_STAT_RX_DROPPED]);
 }
 
 struct rdma_hw_stats *sroce_stats_alloc(struct ib_device *ibdev, u32 port);

@@ -14,15 +14,30 @@
  * An engine does a bounded amount of work per run and says whether it
  * stopped early; it is then rescheduled, so that one busy QP cannot hold
  * a CPU's softirq.
+ *
+ * Stopping. Anything may ask an engine to run: the other engine of the
+ * same QP (an error moves the QP to ERR and wakes both), a timer, a
+ * packet, a system call. tasklet_kill() alone cannot stop such an engine
+ * for good: a request made just after it returns schedules the tasklet
+ * again, on memory that is about to be freed. So sroce_task_stop() first
+ * marks the engine stopped under @lock, which every scheduler takes, and
+ * only then kills the tasklet: after the mark no one can schedule it, and
+ * tasklet_kill() waits for the run or the schedule already under way. An
+ * inline runner checks the mark only after winning the RUN bit; the mark
+ * is stored before tasklet_kill() looks at that bit, and both sides order
+ * the two with a full barrier (test_and_set_bit()), so either the runner
+ * sees the mark or tasklet_kill() sees the runner and waits for it.
+ * sroce_task_start() lifts the mark (a reset QP is used again).
  */
+#include "fault.h"
 #include "task.h"
 
 static void sroce_task_tasklet(struct tasklet_struct *t)
 {
 	struct sroce_task *task = from_tasklet(task, t, tasklet);
 
-	if (task->fn(task))
-		tasklet_schedule(t);
+	if (!READ_ONCE(task->stopped) && task->fn(task))
+		sroce_task_sched(task);
 }
 
 /**
@@ -34,6 +49,8 @@ void sroce_task_init(struct sroce_task *task,
 		     bool (*fn)(struct sroce_task *task))
 {
 	task->fn = fn;
+	spin_lock_init(&task->lock);
+	task->stopped = false;
 	tasklet_setup(&task->tasklet, sroce_task_tasklet);
 }
 
@@ -43,46 +60,78 @@ void sroce_task_init(struct sroce_task *task,
  *
  * With interrupts disabled (a kernel consumer posting under an irqsave
  * lock, or from a hard interrupt) the engine cannot run here, because
- * bottom halves cannot be re-enabled there: it is scheduled instead.
+ * bottom halves cannot be re-enabled there: it is scheduled instead; so
+ * it is when fault injection asks for it (fault.c). A stopped engine is
+ * neither run nor scheduled.
  *
  * Context: any.
  */
 void sroce_task_run(struct sroce_task *task)
 {
-	bool more;
+	bool more = false;
 
-	if (in_hardirq() || irqs_disabled()) {
-		tasklet_schedule(&task->tasklet);
+	if (in_hardirq() || irqs_disabled() ||
+	    !READ_ONCE(sroce_fault_engines_inline)) {
+		sroce_task_sched(task);
 		return;
 	}
 	local_bh_disable();
 	if (tasklet_trylock(&task->tasklet)) {
-		more = task->fn(task);
+		/* Ordered after the RUN bit: see the DOC above. */
+		if (!READ_ONCE(task->stopped))
+			more = task->fn(task);
 		tasklet_unlock(&task->tasklet);
-		if (more)
-			tasklet_schedule(&task->tasklet);
 	} else {
-		tasklet_schedule(&task->tasklet);
+		more = true;	/* the winner may have looked already */
 	}
+	if (more)
+		sroce_task_sched(task);
 	local_bh_enable();
 }
 
 /**
  * sroce_task_sched() - run an engine soon, in its tasklet
- * @task: the engine
+ * @task: the engine; nothing happens if it is stopped
+ *
+ * Context: any.
  */
 void sroce_task_sched(struct sroce_task *task)
 {
-	tasklet_schedule(&task->tasklet);
+	unsigned long flags;
+
+	spin_lock_irqsave(&task->lock, flags);
+	if (!task->stopped)
+		tasklet_schedule(&task->tasklet);
+	spin_unlock_irqrestore(&task->lock, flags);
 }
 
 /**
- * sroce_task_kill() - wait until an engine is neither scheduled nor running
- * @task: the engine; nothing may schedule it any more
+ * sroce_task_stop() - stop an engine until sroce_task_start()
+ * @task: the engine
+ *
+ * On return the engine is neither running nor scheduled, and requests to
+ * run or schedule it are ignored.
  *
  * Context: process.
  */
-void sroce_task_kill(struct sroce_task *task)
+void sroce_task_stop(struct sroce_task *task)
 {
+	spin_lock_irq(&task->lock);
+	task->stopped = true;
+	spin_unlock_irq(&task->lock);
 	tasklet_kill(&task->tasklet);
+}
+
+/**
+ * sroce_task_start() - let a stopped engine run again
+ * @task: the engine
+ *
+ * The engine is not run here; the caller runs or schedules it when it has
+ * work.
+ */
+void sroce_task_start(struct sroce_task *task)
+{
+	spin_lock_irq(&task->lock);
+	task->stopped = false;
+	spin_unlock_irq(&task->lock);
 }

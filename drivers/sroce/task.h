@@ -3,11 +3,15 @@
 #define SROCE_TASK_H
 
 #include <linux/interrupt.h>
+#include <linux/spinlock.h>
 
 /**
  * struct sroce_task - one engine of a QP, run in a tasklet or inline
  * @tasklet: runs @fn in softirq context
  * @fn: the engine; returns true when it stopped with work left
+ * @lock: makes "is it stopped?" and "schedule it" one step
+ * @stopped: the engine may not be scheduled or run; protected by @lock
+ *	     for writers, read locklessly after winning the RUN bit
  *
  * The tasklet's RUN bit is the engine's lock: whoever holds it (the
  * tasklet itself, or a caller of sroce_task_run() that won it) is the only
@@ -16,12 +20,15 @@
 struct sroce_task {
 	struct tasklet_struct tasklet;
 	bool (*fn)(struct sroce_task *task);
+	spinlock_t lock;	/* see above */
+	bool stopped;
 };
 
 void sroce_task_init(struct sroce_task *task,
 		     bool (*fn)(struct sroce_task *task));
 void sroce_task_run(struct sroce_task *task);
 void sroce_task_sched(struct sroce_task *task);
-void sroce_task_kill(struct sroce_task *task);
+void sroce_task_stop(struct sroce_task *task);
+void sroce_task_start(struct sroce_task *task);
 
 #endif /* SROCE_TASK_H */
