@@ -24,42 +24,19 @@
 # timeout: 180
 set -e
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-cm.sh"
 
 trap topo_down EXIT
 
 tmp=$(mktemp -d)
 
-# cm_listening PORT: an rdma_cm ID listens on PORT.
-cm_listening() {
-	rdma resource show cm_id | grep -q "state LISTEN .*:$1 "
-}
-
 show() {
-	sed 's/^/  client: /' "$tmp/b"
-	sed 's/^/  server: /' "$tmp/a"
+	cm_show "$tmp"
 }
 
-# run_pair PORT SERVER-CMD... -- CLIENT-CMD...: server in a, client in b;
-# sets $status_a and $status_b.
+# run_pair PORT SERVER-CMD... -- CLIENT-CMD...: see cm_pair in lib-cm.sh.
 run_pair() {
-	local port=$1 pid
-	local -a server=()
-
-	shift
-	while [[ $1 != -- ]]; do
-		server+=("$1")
-		shift
-	done
-	shift
-	status_a=0 status_b=0
-	na timeout 120 "${server[@]}" >"$tmp/a" 2>&1 &
-	pid=$!
-	if ! wait_server 10 "$pid" cm_listening "$port"; then
-		sed 's/^/  server: /' "$tmp/a"
-		fail "${server[*]}: the server exited before it listened"
-	fi
-	nb timeout 120 "$@" >"$tmp/b" 2>&1 || status_b=$?
-	wait "$pid" || status_a=$?
+	cm_pair "$tmp" "$@"
 }
 
 topo_up
@@ -79,13 +56,7 @@ fi
 log "rping -V -C 1000 -S 2500: $pings_b pings verified ($((SECONDS - t0)) s)"
 
 t0=$SECONDS
-run_pair 7471 ucmatose -b 192.0.2.1 -c 2 -C 50 -S 1000 -- \
-	ucmatose -s 192.0.2.1 -c 2 -C 50 -S 1000
-if ((status_a || status_b)) || ! grep -q '^return status 0$' "$tmp/a" ||
-	! grep -q '^return status 0$' "$tmp/b"; then
-	show
-	fail "ucmatose: exit status $status_a (server) $status_b (client)"
-fi
+cm_ucmatose "$tmp" 192.0.2.1
 log "ucmatose -c 2 -C 50 -S 1000: return status 0 on both sides ($((SECONDS - t0)) s)"
 
 t0=$SECONDS

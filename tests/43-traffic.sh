@@ -26,21 +26,11 @@
 # timeout: 300
 set -e
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-traffic.sh"
 
 trap topo_down EXIT
 
 tmp=$(mktemp -d)
-
-listening() {
-	na ss -Htln 'sport = :18515' | grep -q .
-}
-
-counter() {
-	local v
-
-	read -r v <"/sys/class/infiniband/$1/ports/1/hw_counters/$2"
-	echo "$v"
-}
 
 counters() {
 	local d c line
@@ -55,41 +45,12 @@ counters() {
 	done
 }
 
-# traffic OPTION...: one sroce-traffic run, server in a, client in b.
-traffic() {
-	local pid status_s=0 status_c=0 side t0=$SECONDS
-
-	na sroce-traffic --server -d sroce_a -g "$gid_a" --timeout 150 \
-		>"$tmp/s" 2>&1 &
-	pid=$!
-	if ! wait_server 10 "$pid" listening; then
-		sed 's/^/  server: /' "$tmp/s"
-		fail "sroce-traffic $*: the server exited before it listened"
-	fi
-	nb sroce-traffic --client 192.0.2.1 -d sroce_b -g "$gid_b" --timeout 150 \
-		"$@" >"$tmp/c" 2>&1 || status_c=$?
-	wait "$pid" || status_s=$?
-	for side in s c; do
-		if ((status_s || status_c)) ||
-			! grep -Eq '^sroce-traffic: (client|server): OK .* mismatches=0 peer_mismatches=0 ' "$tmp/$side"; then
-			sed 's/^/  client: /' "$tmp/c"
-			sed 's/^/  server: /' "$tmp/s"
-			fail "sroce-traffic $*: exit status $status_s (server) $status_c (client)"
-		fi
-	done
-	log "sroce-traffic $*: $(grep -o 'seed=[0-9]*' "$tmp/c" | head -n 1)," \
-		"$(grep -o 'OK .*' "$tmp/c") ($((SECONDS - t0)) s)"
-	grep 'lost .* duplicated' "$tmp/c" | sed 's/^/  /' || true
-}
-
 topo_up
-gid_a=$(gid_index sroce_a 192.0.2.1)
-gid_b=$(gid_index sroce_b 192.0.2.2)
 
 log "clean link:"
-traffic --transport rc --qps 4 --ops 8000
-traffic --transport uc --qps 4 --ops 8000
-traffic --transport ud --qps 4 --ops 8000
+traffic "$tmp" --transport rc --qps 4 --ops 8000
+traffic "$tmp" --transport uc --qps 4 --ops 8000
+traffic "$tmp" --transport ud --qps 4 --ops 8000
 counters
 
 log "netem on veth_a and veth_b: loss 2% reorder 10% duplicate 1% delay 1ms"
@@ -101,12 +62,12 @@ for ns in a b; do
 done
 retrans_a=$(counter sroce_a retransmits)
 retrans_b=$(counter sroce_b retransmits)
-traffic --transport rc --qps 4 --ops 4000
+traffic "$tmp" --transport rc --qps 4 --ops 4000
 counters
 (($(counter sroce_a retransmits) > retrans_a && $(counter sroce_b retransmits) > retrans_b)) ||
 	fail "RC passed on a lossy link without retransmitting on both sides"
-traffic --transport uc --qps 4 --ops 4000 --allow-loss
-traffic --transport ud --qps 4 --ops 4000 --allow-loss
+traffic "$tmp" --transport uc --qps 4 --ops 4000 --allow-loss
+traffic "$tmp" --transport ud --qps 4 --ops 4000 --allow-loss
 counters
 for ns in a b; do
 	log "  veth_$ns: $(ip netns exec "$ns" tc -s qdisc show dev "veth_$ns" |

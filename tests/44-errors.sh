@@ -27,6 +27,11 @@
 #       rnr_naks_rcvd (sroce_a) rose, both QPs still in RTS
 #   rnr-exhausted    the same with rnr_retry 0: IBV_WC_RNR_RETRY_EXC_ERR,
 #       the next WR flushed, requester in ERR, responder still in RTS
+#   rnr-refill       rnr_retry 1, min_rnr_timer 491 ms: four SENDs in a
+#       row each meet one RNR NAK and then their receive and succeed (the
+#       budget comes back with progress); one that never finds a receive
+#       ends in IBV_WC_RNR_RETRY_EXC_ERR; both QPs reset and reconnected
+#       then succeed twice more the same way
 #
 # and then, in a process of its own, peer-gone: a stream of 16 KiB WRITEs
 # (QP timeout 14, i.e. 67 ms, retry_cnt 7) runs until this script deletes

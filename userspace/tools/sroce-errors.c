@@ -23,10 +23,23 @@
  *   rnr-late        SEND before any receive is posted; the receive comes
  *                   --late ms later; rnr_retry 7 (no limit): it succeeds
  *   rnr-exhausted   the same with rnr_retry 0: IBV_WC_RNR_RETRY_EXC_ERR
+ *   rnr-refill      rnr_retry 1 and the longest RNR timer: four SENDs in
+ *                   a row each meet one RNR NAK and then their receive,
+ *                   and succeed (progress refills the budget); a SEND
+ *                   that never finds one ends in RNR_RETRY_EXC_ERR; the
+ *                   QPs reset and reconnected start with a full budget
  *   peer-gone       a stream of WRITEs; once it runs the tool prints
  *                   "transferring", and someone deletes the responder's
  *                   device: the requester must end with
  *                   IBV_WC_RETRY_EXC_ERR, then flushes, in bounded time
+ *   destroy-race    --iterations times: a WRITE with a bad rkey, and the
+ *                   responder's QP destroyed 0 to --race-ms ms later,
+ *                   while its receive engine may be in its error path
+ *                   (which wakes the send engine). Run it with
+ *                   /sys/kernel/debug/sroce/engines_inline N and
+ *                   error_delay_us set (drivers/sroce/fault.c) to widen
+ *                   the window. Every destroy must succeed; the kernel
+ *                   judges the rest (a use after free, a crash)
  *
  * Asynchronous events are printed ("info:" lines), not judged.
  */
@@ -85,6 +98,8 @@ static unsigned int checks, failures;
 static const char *cur_case;
 static unsigned int late_ms = 200;
 static unsigned int deadline_s = 60;
+static unsigned int race_iterations = 50;
+static unsigned int race_ms = 10;
 
 static double now(void)
 {
@@ -609,6 +624,59 @@ static void case_rnr_late(void)
 	pair_down(&a, &b);
 }
 
+/* Back to RESET, then RTS again facing the same peer. */
+static void end_reconnect(struct end *e, struct end *peer,
+			  const struct qp_params *p)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+
+	modify(e, &a, IBV_QP_STATE, "RESET");
+	end_connect(e, peer, p);
+}
+
+/* One SEND that meets an RNR NAK before its receive is posted. */
+static void rnr_round(struct end *a, struct end *b, unsigned int round)
+{
+	char what[64];
+
+	post_send(a, round, IBV_WR_SEND, 0, 100, 0, 0);
+	msleep(100);
+	post_recv(b, 100 + round, 0, 1024);
+	snprintf(what, sizeof(what), "requester: SEND %u", round);
+	expect_wc(a, what, round, IBV_WC_SUCCESS, 5000);
+	snprintf(what, sizeof(what), "responder: receive %u", round);
+	expect_wc(b, what, 100 + round, IBV_WC_SUCCESS, 5000);
+}
+
+/*
+ * The RNR retry count is a budget per stall (IBA 9.7.5.2.8): progress
+ * restores it, and so does a new connection. Each round's SEND meets one
+ * RNR NAK and waits the longest RNR timer (code 31, 491.52 ms), by which
+ * time its receive is there. A budget that never came back would end the
+ * second round in RNR_RETRY_EXC_ERR.
+ */
+static void case_rnr_refill(void)
+{
+	struct qp_params p = default_params;
+	struct end a, b;
+	unsigned int i;
+
+	p.rnr_retry = 1;
+	p.min_rnr_timer = 31;
+	pair_up(&a, &b, &p);
+	for (i = 0; i < 4; i++)
+		rnr_round(&a, &b, i);
+	post_send(&a, 9, IBV_WR_SEND, 0, 100, 0, 0);
+	expect_wc(&a, "requester: SEND that finds no receive", 9,
+		  IBV_WC_RNR_RETRY_EXC_ERR, 5000);
+	expect_state(&a, "requester: QP state", IBV_QPS_ERR, 2000);
+	end_reconnect(&a, &b, &p);
+	end_reconnect(&b, &a, &p);
+	for (i = 10; i < 12; i++)
+		rnr_round(&a, &b, i);
+	pair_down(&a, &b);
+}
+
 static void case_rnr_exhausted(void)
 {
 	struct qp_params p = default_params;
@@ -710,6 +778,28 @@ static void case_peer_gone(void)
 	end_destroy(&b);
 }
 
+static void case_destroy_race(void)
+{
+	struct qp_params p = default_params;
+	unsigned int i, failed = 0;
+	struct end a, b;
+	char got[16];
+
+	for (i = 0; i < race_iterations; i++) {
+		pair_up(&a, &b, &p);
+		post_send(&a, 1, IBV_WR_RDMA_WRITE, 0, 64, (uintptr_t)b.buf,
+			  b.mr->rkey ^ 0x00ffff5a);
+		msleep(i % (race_ms + 1));
+		if (ibv_destroy_qp(b.qp))
+			failed++;
+		b.qp = NULL;
+		pair_down(&a, &b);
+	}
+	snprintf(got, sizeof(got), "%u", failed);
+	check("responder: destroys that failed", "0", got);
+	info("%u QPs destroyed while their error path ran", race_iterations);
+}
+
 static const struct {
 	const char *name;
 	void (*run)(void);
@@ -722,7 +812,9 @@ static const struct {
 	{ "send-too-long", case_send_too_long, true },
 	{ "rnr-late", case_rnr_late, true },
 	{ "rnr-exhausted", case_rnr_exhausted, true },
+	{ "rnr-refill", case_rnr_refill, true },
 	{ "peer-gone", case_peer_gone, false },
+	{ "destroy-race", case_destroy_race, false },
 };
 
 static void usage(int status)
@@ -732,12 +824,15 @@ static void usage(int status)
 	fprintf(status ? stderr : stdout,
 		"usage: sroce-errors -d DEV -g GID_INDEX -D PEER_DEV -G PEER_GID_INDEX\n"
 		"                    [-c CASE]... [--late MS] [--deadline S]\n"
+		"                    [--iterations N] [--race-ms MS]\n"
 		"\n"
 		"Provokes RC errors between a requester on DEV and a responder on\n"
 		"PEER_DEV and checks both sides' completions and QP states.\n"
 		"  -c, --case CASE   run CASE (repeatable; default all but peer-gone)\n"
 		"      --late MS     rnr-late: post the receive after MS ms (200)\n"
 		"      --deadline S  peer-gone: give up after S s (60)\n"
+		"      --iterations N  destroy-race: rounds (50)\n"
+		"      --race-ms MS  destroy-race: longest wait before destroy (10)\n"
 		"Cases:");
 	for (i = 0; i < ARRAY_SIZE(cases); i++)
 		fprintf(status ? stderr : stdout, " %s", cases[i].name);
@@ -755,6 +850,8 @@ int main(int argc, char **argv)
 		{ "case", required_argument, NULL, 'c' },
 		{ "late", required_argument, NULL, 'L' },
 		{ "deadline", required_argument, NULL, 'T' },
+		{ "iterations", required_argument, NULL, 'I' },
+		{ "race-ms", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -771,6 +868,8 @@ int main(int argc, char **argv)
 		case 'G': dev_b.gid_index = tool_number(optarg, 1023); break;
 		case 'L': late_ms = tool_number(optarg, 60000); break;
 		case 'T': deadline_s = tool_number(optarg, 3600); break;
+		case 'I': race_iterations = tool_number(optarg, 100000); break;
+		case 'R': race_ms = tool_number(optarg, 1000); break;
 		case 'c':
 			for (i = 0; i < ARRAY_SIZE(cases); i++)
 				if (!strcmp(optarg, cases[i].name))

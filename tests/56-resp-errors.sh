@@ -1,0 +1,85 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# 56-resp-errors: the responder's answer to every kind of bad request, on
+# RC, UC, UD and XRC, with and without an SRQ: the table of
+# Documentation/responder-errors.md, row by row.
+#
+#   +------- netns a -------+          +----------- netns b -----------+
+#   | sroce_a on veth_a     |   veth   | no RoCE device: a fake peer   |
+#   | 192.0.2.1             |==========| (tests/lib-peer.py) sends     |
+#   | 2001:db8::1           |          | crafted packets from veth_b   |
+#   | QPs made by pyverbs   |          | and listens on UDP port 4791  |
+#   +-----------------------+          +-------------------------------+
+#
+# lib.sh's topology without sroce_b: tests/lib-resperr.py makes, for each
+# row, fresh verbs objects on sroce_a whose path points at the fake peer,
+# has the peer send the row's packets, and checks the answer (NAK code,
+# RNR NAK, ACK or none), the receive completions, the QP's state, whether
+# a receive WQE was used up (a follow-up SEND tells), the drop counters,
+# and that memory outside what a request may touch is unchanged (a canary
+# page after the MR, and the MR itself when the request must fail). Among
+# the rows: atomics and ATOMIC WRITE through zero-based type 1 and type 2
+# windows that an aligned packet address maps to a misaligned one (they
+# must be refused: the old code wrote across a page boundary), a WRITE
+# FIRST whose RETH says 0 bytes, packets from a spoofed source, UD
+# datagrams longer than their receive buffer.
+#
+# Every row runs over IPv4; a selection again over IPv6. Then, while the
+# responder sends a 64 MiB READ response, the peer floods 3000 SENDs: at
+# most SROCE_QP_MAX_BACKLOG (1024) may wait, the rest must be dropped and
+# counted, and the QP destroyed in mid-response. The table in
+# Documentation/responder-errors.md must be the one the script prints.
+# The kernel must not complain.
+# timeout: 400
+set -e
+. "$(dirname "$0")/lib.sh"
+
+trap topo_down EXIT
+
+doc=$SROCE_TOP/Documentation/responder-errors.md
+table=$(python3 "$SROCE_TOP/tests/lib-resperr.py" --markdown)
+sed -n '/^| row |/,/^$/p' "$doc" | sed '/^$/d' >"$SROCE_STATE/doc-table" ||
+	fail "cannot read $doc"
+[[ $(<"$SROCE_STATE/doc-table") == "$table" ]] ||
+	fail "the table in Documentation/responder-errors.md is not lib-resperr.py's (--markdown)"
+
+topo_up
+# The peer takes namespace b's UDP port 4791.
+rdma link del sroce_b || fail "cannot delete sroce_b"
+dmac=$(na cat /sys/class/net/veth_a/address)
+
+run() {
+	local ip=$1 peer=$2 out status=0
+
+	shift 2
+	out=$SROCE_STATE/resperr-$ip
+	python3 "$SROCE_TOP/tests/lib-resperr.py" --dev sroce_a \
+		--gid-index "$(gid_index sroce_a "$ip")" --ip "$ip" \
+		--peer-ip "$peer" --netns b --ifname veth_b --dmac "$dmac" \
+		"$@" >"$out" 2>&1 || status=$?
+	sed "s/^/  [$ip] /" "$out"
+	summary=$(tail -n 1 "$out")
+	[[ $summary =~ ^([0-9]+)\ rows,\ ([0-9]+)\ mismatches$ ]] ||
+		fail "lib-resperr.py ($ip) did not finish (status $status)"
+	((status == 0 && BASH_REMATCH[2] == 0)) ||
+		fail "$ip: $(grep -c MISMATCH "$out") rows went otherwise:" \
+			"$(grep MISMATCH "$out" | cut -d' ' -f1 | paste -sd, -)"
+	log "$ip: $summary"
+}
+
+run 192.0.2.1 192.0.2.2
+run 2001:db8::1 2001:db8::2 --only rc-send --only rc-send-too-long \
+	--only rc-spoofed-source --only uc-send-too-long --only ud-send \
+	--only ud-too-long --only xrc-send --only mw-t2-zb-fetch-add \
+	--only mw-t1-zb-aligned
+# A flood while the responder sends a long READ response: the QP's
+# request queue is bounded and the excess counted (rx_drop_backlog).
+status=0
+python3 "$SROCE_TOP/tests/lib-resperr.py" --backlog --dev sroce_a \
+	--gid-index "$(gid_index sroce_a 192.0.2.1)" --ip 192.0.2.1 \
+	--peer-ip 192.0.2.2 --netns b --ifname veth_b --dmac "$dmac" \
+	>"$SROCE_STATE/backlog" 2>&1 || status=$?
+sed 's/^/  /' "$SROCE_STATE/backlog"
+((status == 0)) || fail "the request queue of a busy QP: $(tail -n 1 "$SROCE_STATE/backlog")"
+kernel_log_clean || fail "the kernel complained"

@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/lib-traffic.sh: byte-verified traffic across lib.sh's topology
+# with userspace/tools/sroce-traffic (Documentation/testing.md). Sourced
+# after lib.sh.
+#
+#   traffic DIR OPTION...   one run: the server on sroce_a in namespace a,
+#                           the client on sroce_b in namespace b, both with
+#                           OPTION...; fail unless both exit 0 and end with
+#                           "OK ... mismatches=0 peer_mismatches=0";
+#                           outputs in DIR/s and DIR/c
+#   counter DEV NAME        the value of one of DEV's hw_counters
+
+_traffic_listening() {
+	na ss -Htln 'sport = :18515' | grep -q .
+}
+
+counter() {
+	local v
+
+	read -r v <"/sys/class/infiniband/$1/ports/1/hw_counters/$2"
+	echo "$v"
+}
+
+traffic() {
+	local dir=$1 pid status_s=0 status_c=0 side t0=$SECONDS gid_a gid_b
+
+	shift
+	gid_a=$(gid_index sroce_a 192.0.2.1)
+	gid_b=$(gid_index sroce_b 192.0.2.2)
+	na sroce-traffic --server -d sroce_a -g "$gid_a" --timeout 150 \
+		>"$dir/s" 2>&1 &
+	pid=$!
+	if ! wait_server 10 "$pid" _traffic_listening; then
+		sed 's/^/  server: /' "$dir/s"
+		fail "sroce-traffic $*: the server exited before it listened"
+	fi
+	nb sroce-traffic --client 192.0.2.1 -d sroce_b -g "$gid_b" --timeout 150 \
+		"$@" >"$dir/c" 2>&1 || status_c=$?
+	wait "$pid" || status_s=$?
+	for side in s c; do
+		if ((status_s || status_c)) ||
+			! grep -Eq '^sroce-traffic: (client|server): OK .* mismatches=0 peer_mismatches=0 ' "$dir/$side"; then
+			sed 's/^/  client: /' "$dir/c"
+			sed 's/^/  server: /' "$dir/s"
+			fail "sroce-traffic $*: exit status $status_s (server) $status_c (client)"
+		fi
+	done
+	log "sroce-traffic $*: $(grep -o 'seed=[0-9]*' "$dir/c" | head -n 1)," \
+		"$(grep -o 'OK .*' "$dir/c") ($((SECONDS - t0)) s)"
+	grep 'lost .* duplicated' "$dir/c" | sed 's/^/  /' || true
+}
