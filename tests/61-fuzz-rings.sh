@@ -12,18 +12,19 @@
 #            (a second control, in a loop, while the fuzzer runs)
 #
 # userspace/tools/sroce-ringfuzz (its header says exactly what it does)
-# runs its named cases, among them the known defect sq-producer-back (an
-# SQ producer index moved back by one while a SEND is outstanding and the
-# ring is full of BIND_MW unbinds: the send engine must not loop in the
-# doorbell), then SROCE_RINGFUZZ_ITERATIONS (default 100) random sequences
-# from seed SROCE_RINGFUZZ_SEED (default: a new one, printed): indices
-# moved forwards, backwards and past the rings, WQEs rewritten and
-# injected with every opcode and flag, CQ consumer moved, doorbells at
-# random moments, while F and P exchange real traffic. It checks that F
-# ends every sequence in ERR with an error completion, errno or event for
-# F, or stays usable (a probe SEND arrives byte for byte); that every
-# destroy works and leaves nothing (`rdma resource show`, per sequence);
-# that its own control pair passes byte-verified rounds throughout.
+# runs its named cases, then SROCE_RINGFUZZ_ITERATIONS (default 100)
+# random sequences from seed SROCE_RINGFUZZ_SEED (default: a new one,
+# printed), at three levels of hostility: indices moved forwards,
+# backwards and past the rings, WQEs rewritten and injected with every
+# opcode and flag, the CQ's consumer moved, doorbells at random moments,
+# while F and P exchange real traffic; last the known defect
+# sq-producer-back (an SQ producer index moved back by one while a SEND
+# is outstanding and the ring is full of BIND_MW unbinds: the send engine
+# must not loop in the doorbell). It checks that F ends every sequence in
+# ERR having said so (an error completion, errno or event for F), or stays
+# usable (a probe SEND arrives byte for byte); that every destroy works
+# and leaves nothing (`rdma resource show`, per sequence); that its own
+# control pair passes byte-verified rounds throughout.
 #
 # Around it the test checks that
 #   - sroce-traffic (RC, all seven opcodes, bytes verified) passes every
@@ -111,27 +112,28 @@ log "baseline: sroce_a $base_a; sroce_b $base_b"
 traffic_loop &
 loop=$!
 
+# Its output goes to the console as it comes (but the named cases' "ok"
+# lines), so that what it did before a hang is seen.
 SROCE_RINGFUZZ_ITERATIONS=${SROCE_RINGFUZZ_ITERATIONS:-100} \
 	sroce-ringfuzz -d sroce_a -g "$gid_a" -D sroce_b -G "$gid_b" \
-	--wait-file "$tmp/go" >"$tmp/fuzz" 2>&1 &
+	--wait-file "$tmp/go" > >(tee "$tmp/fuzz" | grep --line-buffered -v ' ok$') 2>&1 &
 fuzz=$!
 t0=$SECONDS
 # The tool's watchdog ends it if it hangs: wait as long as the test may.
 wait_for 860 fuzzer_at closed
+grep -q '^closed' "$tmp/fuzz" ||
+	fail "sroce-ringfuzz died: $(grep -m 1 'FAIL' "$tmp/fuzz" || tail -n 1 "$tmp/fuzz")"
+# The fuzzer lives, with nothing open: once the traffic loop is done, the
+# devices must be as they were.
 touch "$tmp/stop"
-wait "$loop" || true
+wait_for 300 eval '! kill -0 "$loop" 2>/dev/null'
 loop=
-
-if grep -q '^closed' "$tmp/fuzz"; then
-	# The fuzzer lives, with nothing open: the devices must be as before.
-	now_a=$(resources sroce_a)
-	now_b=$(resources sroce_b)
-	touch "$tmp/go"
-fi
+now_a=$(resources sroce_a)
+now_b=$(resources sroce_b)
+touch "$tmp/go"
 status=0
 wait "$fuzz" || status=$?
 fuzz=
-grep -v ' ok$' "$tmp/fuzz" || true
 summary=$(grep '^sroce-ringfuzz: seed=.* failures=' "$tmp/fuzz" | tail -n 1) || true
 [[ -n $summary ]] ||
 	fail "sroce-ringfuzz did not finish (status $status): $(tail -n 1 "$tmp/fuzz")"

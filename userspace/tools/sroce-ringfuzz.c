@@ -175,6 +175,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -388,6 +389,24 @@ static void alive(void)
 }
 
 /*
+ * With two CPUs or more, the watchdog and the worker run on different
+ * ones: a worker stuck in the kernel with preemption off (the known
+ * defect loops in the doorbell with bottom halves disabled) must not
+ * keep its watchdog from running.
+ */
+static void pin(bool watchdog)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	if (n < 2)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(watchdog ? 0 : n - 1, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/*
  * Wait for the worker. If its heartbeat stops for stall_s seconds, say
  * what it was doing, kill it and return 1 without waiting for it: a
  * worker stuck in the kernel cannot die.
@@ -412,6 +431,8 @@ static int watch(pid_t pid)
 			printf("sroce-ringfuzz: FAIL: no progress for %u s while: %s\n",
 			       stall_s, prog->what);
 			fflush(stdout);
+			fprintf(stderr, "sroce-ringfuzz: FAIL: no progress for %u s "
+				"while: %s\n", stall_s, prog->what);
 			kill(pid, SIGKILL);
 			return 1;
 		}
@@ -3395,7 +3416,10 @@ int main(int argc, char **argv)
 	pid = fork();
 	if (pid < 0)
 		tool_die("fork: %s", strerror(errno));
-	if (!pid)
+	if (!pid) {
+		pin(false);
 		exit(worker(chosen, any));
+	}
+	pin(true);
 	return watch(pid);
 }
