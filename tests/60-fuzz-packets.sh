@@ -413,7 +413,7 @@ round() {
 		"$(tail -n 1 "$tmp/holder.out")"
 	kill -TERM "$holder" 2>/dev/null || true
 	wait "$holder" || status=$?
-	grep -v '^qp .* restores 0$' "$tmp/holder.out" | sed 's/^/  holder: /'
+	grep -v '^qp .* completed 0 restores 0$' "$tmp/holder.out" | sed 's/^/  holder: /'
 	holder=
 	check "((status == 0))" "sroce-fuzz-target exited with status $status"
 

@@ -4,7 +4,7 @@
  * sroce-fuzz to attack.
  *
  *   sroce-fuzz-target -d DEV -g GID4,GID6 -D PEER_DEV -G GID4,GID6 -o FILE
- *                     [-t SECONDS]
+ *                     [-t SECONDS] [-v]
  *
  * On DEV (the device under attack; GID4 and GID6 are the indices of its
  * RoCE v2 GIDs of an IPv4 and an IPv6 address) it creates, in this order:
@@ -38,7 +38,9 @@
  * RTS or SQD (4096 bytes in two pieces; UD 40 + 512 bytes), 128 on each
  * SRQ. Every 20 ms the QPs meant to be in RTR, RTS or SQD are queried;
  * one found in another state (the fuzzer killed it) is reset and brought
- * back with its first PSNs, and its receives or requests posted again.
+ * back with its first PSNs, and its receives or requests posted again
+ * (with -v, each time: "restore qp QPN from STATE at SECONDS s", counted
+ * from "ready"; and each completion in error but a flush).
  *
  * FILE (written whole, then renamed into place) lists, one a line, in
  * the order above:
@@ -53,7 +55,9 @@
  *   ready qps N partners N keys N
  *
  * and runs until SIGTERM or SIGINT, or SECONDS (default 3600) pass. It
- * then prints one line per QP ("qp QPN TYPE WANTED -> STATE restores N")
+ * then prints one line per QP ("qp QPN TYPE WANTED -> STATE completed N
+ * restores N": its receives, or an orphan's requests, that completed
+ * successfully, and how often it was put back)
  * and a summary (restores, completions by kind and status, asynchronous
  * events), destroys everything, and exits 0; 1 if SECONDS passed or a
  * destroy failed, 2 on a setup error.
@@ -101,6 +105,7 @@ struct target {
 	uint32_t gen;		/* bumped on each restore */
 	unsigned int posted;	/* receives, or an orphan's requests */
 	uint64_t ops;		/* an orphan's requests since the restore */
+	uint64_t done;		/* receives or requests completed successfully */
 	unsigned int restores;
 };
 
@@ -136,6 +141,8 @@ static struct {
 } st;
 
 static volatile sig_atomic_t stop;
+static bool verbose;
+static long start_ms;
 
 static void on_signal(int sig)
 {
@@ -471,6 +478,10 @@ static void completion(const struct ibv_wc *wc)
 	bool ok = wc->status == IBV_WC_SUCCESS;
 	struct target *x;
 
+	if (verbose && !ok && !flush)
+		printf("completion kind %u qp %u: %s (vendor_err 0x%x) at %.3f s\n",
+		       kind, wc->qp_num, ibv_wc_status_str(wc->status),
+		       wc->vendor_err, (now_ms() - start_ms) / 1000.0);
 	/* The opcode of a completion in error is undefined: go by wr_id. */
 	if (kind == K_ORPHAN || kind == K_BIND) {
 		st.send_ok += ok;
@@ -489,6 +500,7 @@ static void completion(const struct ibv_wc *wc)
 	if ((kind != K_RECV && kind != K_ORPHAN) || i >= (unsigned int)num_t)
 		return;
 	x = &t[i];
+	x->done += ok;
 	if ((uint32_t)wc->wr_id != x->gen || !x->posted)
 		return;		/* from before a restore */
 	x->posted--;
@@ -719,7 +731,8 @@ static const char *state_name(enum ibv_qp_state s)
 
 static void write_file(const char *path)
 {
-	static const char *const rights[] = { "rwa", "rwa", "r", "rwa", "rwa" };
+	/* MR 3 is in another PD: x, every access is refused. */
+	static const char *const rights[] = { "rwa", "rwa", "r", "rwax", "rwa" };
 	char tmp[4096];
 	struct target *x;
 	FILE *f;
@@ -799,8 +812,13 @@ static void check_states(void)
 			continue;
 		if (ibv_query_qp(t[i].qp, &at, IBV_QP_STATE, &init))
 			tool_die("query_qp: %s", strerror(errno));
-		if (at.qp_state != t[i].want)
-			restore(&t[i]);
+		if (at.qp_state == t[i].want)
+			continue;
+		if (verbose)
+			printf("restore qp %u from %s at %.3f s\n",
+			       t[i].qp->qp_num, state_name(at.qp_state),
+			       (now_ms() - start_ms) / 1000.0);
+		restore(&t[i]);
 	}
 }
 
@@ -850,9 +868,10 @@ static void report(void)
 	for (i = 0; i < (unsigned int)num_t; i++) {
 		if (ibv_query_qp(t[i].qp, &at, IBV_QP_STATE, &init))
 			at.qp_state = -1;
-		printf("qp %u %s %s -> %s restores %u\n", t[i].qp->qp_num,
-		       type_name(t[i].type), state_name(t[i].want),
-		       state_name(at.qp_state), t[i].restores);
+		printf("qp %u %s %s -> %s completed %llu restores %u\n",
+		       t[i].qp->qp_num, type_name(t[i].type),
+		       state_name(t[i].want), state_name(at.qp_state),
+		       (unsigned long long)t[i].done, t[i].restores);
 	}
 	printf("restores %u (%u cut short) recv ok %llu err %llu flushed %llu"
 	       " send ok %llu err %llu flushed %llu\n", st.restores,
@@ -901,14 +920,14 @@ static int destroy_all(void)
 int main(int argc, char **argv)
 {
 	const char *usage =
-		"usage: sroce-fuzz-target -d DEV -g GID4,GID6 -D PEER_DEV -G GID4,GID6 -o FILE [-t SECONDS]";
+		"usage: sroce-fuzz-target -d DEV -g GID4,GID6 -D PEER_DEV -G GID4,GID6 -o FILE [-t SECONDS] [-v]";
 	const char *dev = NULL, *gids = NULL, *pdev = NULL, *pgids = NULL;
 	const char *out = NULL;
 	unsigned long secs = 3600;
 	long deadline;
 	int opt, timed_out, peers = 0, i;
 
-	while ((opt = getopt(argc, argv, "d:g:D:G:o:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:g:D:G:o:t:v")) != -1) {
 		switch (opt) {
 		case 'd':
 			dev = optarg;
@@ -927,6 +946,9 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			secs = tool_number(optarg, 86400);
+			break;
+		case 'v':
+			verbose = true;
 			break;
 		default:
 			tool_die("%s", usage);
@@ -948,6 +970,7 @@ int main(int argc, char **argv)
 	printf("ready qps %d partners %d keys %d\n", num_t, peers,
 	       (o.mr[4] ? 5 : 4) + 4);
 	fflush(stdout);
+	start_ms = now_ms();
 
 	run(deadline);
 	timed_out = !stop;

@@ -34,9 +34,10 @@
  * is SEND, WRITE, READ (of 24 bytes), CMP_SWAP, FETCH_ADD; the fuzzer
  * answers them in its place. A key is an MR or memory window that
  * remote requests may name: its rkey, the address a requester names its
- * first byte by (0 for a zero-based window), its length, its rights (r,
- * w, a) and, for a type 2 window, the QP it is bound through (requests
- * through any other QP are refused). An xsrq is an XRC SRQ that XRC
+ * first byte by (0 for a zero-based one), its length, its rights (r, w,
+ * a; x if it belongs to another PD than the QPs, so that every access
+ * is refused) and, for a type 2 window, the QP it is bound through
+ * (requests through any other QP are refused). An xsrq is an XRC SRQ that XRC
  * requests may name. sroce-fuzz-target writes all but the PSNs and the
  * live states; tests/60-fuzz-packets.sh adds those, and QP 1, from
  * `rdma -j -dd resource show qp`.
@@ -116,8 +117,9 @@
  * order, whatever --from and --count say; only packets --from I to
  * I+N-1 are sent. So a failure seen after a run of N packets can be
  * bisected by sending ranges of it to targets set up the same way.
- * --dump prints one line per packet sent (index, class, family, source,
- * opcode, QPN, PSN, length, verdict); --hex adds the frame's bytes.
+ * --dump prints one line per packet sent (index, seconds since the start,
+ * class, family, source, opcode, QPN, PSN, length, verdict); --hex adds
+ * the frame's bytes.
  * --dry-run generates and classifies without sending (no IFACE needed).
  *
  * SPEED. Frames go out in sendmmsg() batches of --batch (64). --rate
@@ -492,6 +494,7 @@ static const char *const qstate_names[] = {
 #define RIGHT_R	1
 #define RIGHT_W	2
 #define RIGHT_A	4
+#define FOREIGN	8	/* a key of another PD: looks fine, is refused */
 
 /*
  * What the generator believes about a QP (open loop: it never hears
@@ -598,6 +601,7 @@ static unsigned int parse_rights(const char *s)
 	r |= strchr(s, 'r') ? RIGHT_R : 0;
 	r |= strchr(s, 'w') ? RIGHT_W : 0;
 	r |= strchr(s, 'a') ? RIGHT_A : 0;
+	r |= strchr(s, 'x') ? FOREIGN : 0;
 	return r;
 }
 
@@ -674,9 +678,14 @@ static void group_targets(void)
 			     q->type == QT_XRC_TGT) && takes_requests(q) &&
 			    q->psn_known) {
 				group_add(&g_req[f], i);
-				/* Every other one is kept alive. */
-				q->clean = clean[f];
-				clean[f] = !clean[f];
+				/*
+				 * Every other one is kept alive; not an
+				 * orphan, whose completer gets garbage.
+				 */
+				if (!q->orphan) {
+					q->clean = clean[f];
+					clean[f] = !clean[f];
+				}
 			}
 			if ((q->type == QT_RC || q->type == QT_XRC_INI) &&
 			    takes_responses(q) && q->psn_known)
@@ -1161,14 +1170,24 @@ static uint32_t pick_len(uint32_t mtu, uint32_t max)
 	return n < max ? n : max;
 }
 
+/*
+ * May requests through @q use key @k for @right? A key of another PD
+ * only seems to allow it: a QP kept alive is not given one.
+ */
+static bool key_fits(const struct tqp *q, int k, unsigned int right)
+{
+	return (keys[k].rights & right) && !keys[k].dead &&
+	       (!keys[k].bound || keys[k].qpn == q->qpn) &&
+	       !(q->clean && (keys[k].rights & FOREIGN));
+}
+
 /* A live key with @right that requests through @q may use, or -1. */
 static int pick_key(const struct tqp *q, unsigned int right)
 {
 	int cand[MAX_KEYS], n = 0, i;
 
 	for (i = 0; i < num_keys; i++)
-		if ((keys[i].rights & right) && !keys[i].dead &&
-		    (!keys[i].bound || keys[i].qpn == q->qpn))
+		if (key_fits(q, i, right))
 			cand[n++] = i;
 	return n ? cand[below(n)] : -1;
 }
@@ -1179,7 +1198,7 @@ static int pick_key(const struct tqp *q, unsigned int right)
  */
 static void aim(struct fields *f, int k, uint32_t *len, uint32_t align)
 {
-	uint64_t room;
+	uint64_t room, skip;
 
 	if (k < 0) {
 		f->rkey = rnd();
@@ -1187,13 +1206,17 @@ static void aim(struct fields *f, int k, uint32_t *len, uint32_t align)
 		f->dmalen = *len;
 		return;
 	}
-	if (*len > keys[k].len)
-		*len = keys[k].len;
-	room = keys[k].len - *len;
+	/* The first address aligned in absolute terms, as atomics need. */
+	skip = -keys[k].va & (align - 1);
 	f->rkey = keys[k].rkey;
-	f->va = keys[k].va + (room ? rnd() % (room + 1) : 0);
-	f->va -= (f->va - keys[k].va) % align;
+	f->va = keys[k].va + skip;
 	f->dmalen = *len;
+	if (keys[k].len < skip + *len) {
+		*len = f->dmalen = keys[k].len > skip ? keys[k].len - skip : 0;
+		return;
+	}
+	room = (keys[k].len - skip - *len) / align;
+	f->va += (room ? rnd() % (room + 1) : 0) * align;
 }
 
 static uint8_t transport_of(const struct tqp *q)
@@ -1249,18 +1272,7 @@ static void start_msg(struct gen *g, struct tqp *q, uint32_t kind,
 					  chance(40) && !q->clean;
 	int k;
 
-	if (kind == F_SEND) {
-		op = len <= q->mtu ? (inv ? OP_SEND_ONLY_INV : imm ?
-				      OP_SEND_ONLY_IMM : OP_SEND_ONLY) :
-				     OP_SEND_FIRST;
-		m->last_op = inv ? OP_SEND_LAST_INV : imm ? OP_SEND_LAST_IMM :
-			     OP_SEND_LAST;
-	} else {
-		op = len <= q->mtu ? (imm ? OP_WRITE_ONLY_IMM : OP_WRITE_ONLY) :
-				     OP_WRITE_FIRST;
-		m->last_op = imm ? OP_WRITE_LAST_IMM : OP_WRITE_LAST;
-	}
-	fields_init(g, tr | op, q->qpn, m->epsn);
+	fields_init(g, tr | OP_SEND_ONLY, q->qpn, m->epsn);
 	g->f.srqn = m->srqn = num_xsrq ? xsrq[below(num_xsrq)] : 0;
 	if (inv) {
 		/* Only a type 2 window bound through this QP invalidates. */
@@ -1272,10 +1284,23 @@ static void start_msg(struct gen *g, struct tqp *q, uint32_t kind,
 			keys[k].dead = true;
 	}
 	if (kind == F_WRITE) {
+		/* The key may cut the length: the opcode follows. */
 		k = pick_key(q, RIGHT_W);
 		aim(&g->f, k, &len, 1);
 		g->fatal |= k < 0 || !(q->access & RIGHT_W);
 	}
+	if (kind == F_SEND) {
+		op = len <= q->mtu ? (inv ? OP_SEND_ONLY_INV : imm ?
+				      OP_SEND_ONLY_IMM : OP_SEND_ONLY) :
+				     OP_SEND_FIRST;
+		m->last_op = inv ? OP_SEND_LAST_INV : imm ? OP_SEND_LAST_IMM :
+			     OP_SEND_LAST;
+	} else {
+		op = len <= q->mtu ? (imm ? OP_WRITE_ONLY_IMM : OP_WRITE_ONLY) :
+				     OP_WRITE_FIRST;
+		m->last_op = imm ? OP_WRITE_LAST_IMM : OP_WRITE_LAST;
+	}
+	g->f.opcode = g->f.layout = tr | op;
 	m->imm = g->f.imm;
 	set_paylen(g, len < q->mtu ? len : q->mtu);
 	m->msg = len > q->mtu ? kind : 0;
@@ -1335,8 +1360,7 @@ static bool may(const struct tqp *q, unsigned int right)
 	if (!(q->access & right))
 		return false;
 	for (i = 0; i < num_keys; i++)
-		if ((keys[i].rights & right) && !keys[i].dead &&
-		    (!keys[i].bound || keys[i].qpn == q->qpn))
+		if (key_fits(q, i, right))
 			return true;
 	return false;
 }
@@ -1425,13 +1449,19 @@ static void gen_valid(struct gen *g, enum want want)
 	if (!q)
 		return gen_gsi(g);
 	gen_request(g, q);
+	/* Now and then a duplicate: answered again, never executed again. */
+	if (q->clean && chance(50)) {
+		g->f.psn = psn_add(g->saved.epsn, -(uint32_t)between(1, 16));
+		g->psn_off = true;
+	}
 }
 
 /* One mutation of a request; return true if it moves only the PSN. */
 static bool mutate_fields(struct gen *g)
 {
 	struct fields *f = &g->f;
-	const struct tqp *q = g->q;
+	uint32_t mtu = g->q ? g->q->mtu : port_mtu;
+	const struct tqp *q;
 	int k;
 
 	switch (below(14)) {
@@ -1472,10 +1502,10 @@ static bool mutate_fields(struct gen *g)
 			set_paylen(g, f->paylen > 4 ? f->paylen - between(1, 4) : 1);
 			break;
 		case 3:
-			set_paylen(g, q->mtu);
+			set_paylen(g, mtu);
 			break;
 		default:
-			set_paylen(g, between(q->mtu + 1, max_paylen(g)));
+			set_paylen(g, between(mtu + 1, max_paylen(g)));
 			break;
 		}
 		break;
@@ -1546,7 +1576,7 @@ static void damage_bytes(struct gen *g)
 		p->roce[below(hdr)] ^= 1 << below(8);
 		break;
 	case 1:	/* cut inside the headers, with or without an ICRC */
-		p->body = below(hdr + 4);
+		p->body = below(hdr);
 		p->icrc = chance(500) ? ICRC_NONE : ICRC_GOOD;
 		break;
 	default:	/* trailing bytes */
@@ -1643,7 +1673,13 @@ static void gen_response(struct gen *g)
 		q = pick_from(g_orphan, g->fam_idx, W_ANY);
 	if (!q)
 		return gen_gsi(g);
-	touch(g, q);
+	/*
+	 * Only an orphan has requests outstanding: a response can kill it
+	 * (then it is put back whole), and moves its model. Any other QP's
+	 * completer ignores responses to nothing.
+	 */
+	if (q->orphan)
+		touch(g, q);
 	psn = q->m.upsn;
 	if (q->orphan && chance(750)) {
 		orphan_answer(g, q, psn);
@@ -1658,7 +1694,7 @@ static void gen_response(struct gen *g)
 	g->f.orig = rnd();
 	if (ops[g->f.opcode].flags & F_PAYLOAD)
 		set_paylen(g, chance(300) ? q->mtu : pick_len(q->mtu, q->mtu + 64));
-	g->fatal |= q->orphan;
+	g->fatal = q->orphan;
 	if (chance(100))
 		mutate_fields(g);
 }
@@ -1780,12 +1816,14 @@ static void gen_invalid(struct gen *g)
 {
 	struct fields *f = &g->f;
 
-	/* A plausible packet first, then the one thing wrong with it. */
+	/*
+	 * A plausible packet first, then the one thing wrong with it. Its
+	 * target's model is undone when the packet is found not to reach it.
+	 */
 	if (chance(600))
 		gen_valid(g, W_ANY);
 	else
 		gen_any_state(g);
-	g->q = NULL;
 	switch (below(6)) {
 	case 0:
 		f->opcode = invalid_ops[below(num_invalid_ops)];
@@ -2098,8 +2136,9 @@ static void dump(uint64_t index, const struct gen *g, enum verdict v,
 	uint32_t i;
 
 	print_addr(p, src, sizeof(src));
-	printf("pkt %" PRIu64 " %s ipv%d src=%s%s op=%s qpn=0x%06x psn=0x%06x"
-	       " len=%u verdict=%s\n", index, cls_names[g->cls], p->fam, src,
+	printf("pkt %" PRIu64 " t=%.3f %s ipv%d src=%s%s op=%s qpn=0x%06x"
+	       " psn=0x%06x len=%u verdict=%s\n", index, elapsed(),
+	       cls_names[g->cls], p->fam, src,
 	       p->spoofed ? "(spoofed)" : "",
 	       p->body ? ops[p->roce[0]].name : "-", g->f.qpn, g->f.psn,
 	       p->body + (p->icrc == ICRC_NONE ? 0 : 4), verdict_names[v]);
