@@ -22,10 +22,8 @@
 #   - the targets file: sroce-fuzz-target's QPs, each of which `rdma -j
 #     -dd resource show qp` must list in the state it was put in, with
 #     the PSNs the driver reports, and QP 1 and any other QP of sroce_a;
-#   - sroce-fuzz, in netns b, sends half of SROCE_FUZZ_PACKETS (default
-#     200000) frames from veth_b at sroce_a (seed SROCE_FUZZ_SEED, random
-#     if unset; SROCE_FUZZ_FROM and SROCE_FUZZ_COUNT send only part of
-#     each round's stream; SROCE_FUZZ_RATE caps packets per second);
+#   - sroce-fuzz, in netns b, sends its share of the packets (below)
+#     from veth_b at sroce_a;
 #   - the accounting, once sroce_a's counters have settled. With S the
 #     packets sent, C those the fuzzer gave a bad UDP checksum, L the
 #     packets sroce_b sent meanwhile (its GSI answering what sroce_a's
@@ -60,8 +58,25 @@
 #     rdma_cm connection to sroce_a (rping -V, 20 pings verified, over
 #     the round's family); both ports ACTIVE; no kernel complaint.
 #
-# Every failed check of a round is reported, then the test fails with
-# the seed and the command that repeats the round's packets.
+# Every failed check is reported, and every round runs; then the test
+# fails, printing the seed and the command that repeats the run.
+#
+# Parameters come from the environment or, as the guest's environment is
+# not the host's, from the kernel command line (lower case: e.g.
+# SROCE_VM_APPEND="sroce_fuzz_seed=7 sroce_fuzz_packets=1000000"
+# scripts/check -t 60-fuzz-packets REL):
+#
+#   SROCE_FUZZ_PACKETS   packets in all (default 200000), shared evenly
+#                        by the rounds
+#   SROCE_FUZZ_SEED      the seed of every round (random if unset)
+#   SROCE_FUZZ_FAMILIES  the rounds ("4 6" or "4,6"; default both)
+#   SROCE_FUZZ_FROM, SROCE_FUZZ_COUNT  send only packets FROM to
+#                        FROM+COUNT-1 of each round's stream (to bisect)
+#   SROCE_FUZZ_RATE      packets per second at most (default: no limit)
+#
+# A round's packets depend on the seed, its share and the targets, which
+# sroce-fuzz-target sets up the same way each time; what sroce_a's QP 1
+# lost in earlier rounds carries over.
 # timeout: 1200
 set -e
 . "$(dirname "$0")/lib.sh"
@@ -439,9 +454,11 @@ done
 if ((${#errors[@]})); then
 	log "${#errors[@]} failed checks:"
 	printf '  %s\n' "${errors[@]}"
-	log "to repeat: SROCE_VM_APPEND=\"sroce_fuzz_seed=$seed" \
-		"sroce_fuzz_packets=$packets sroce_fuzz_families=${families// /,}\"" \
-		"scripts/check -t 60-fuzz-packets $KREL"
+	again="sroce_fuzz_seed=$seed sroce_fuzz_packets=$packets"
+	again+=" sroce_fuzz_families=${families// /,}"
+	again+="${from:+ sroce_fuzz_from=$from}${count:+ sroce_fuzz_count=$count}"
+	again+="${rate:+ sroce_fuzz_rate=$rate}"
+	log "to repeat: SROCE_VM_APPEND=\"$again\" scripts/check -t 60-fuzz-packets $KREL"
 	fail "seed $seed: ${errors[*]}"
 fi
 rm -rf "$tmp"
