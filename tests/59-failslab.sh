@@ -1,0 +1,126 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# 59-failslab: memory allocations that fail, in every verbs call and on
+# the data path, are errors for the caller and nothing else: no leak, no
+# kernel complaint, no object left behind, and the devices work after.
+#
+#   netns a: sroce_a on veth_a 192.0.2.1  <==>  netns b: sroce_b on veth_b 192.0.2.2
+#
+# Needs the kernel's fault injection (failslab, fail_page_alloc: the
+# debug kernel of scripts/kernel-debug); skipped without it. With
+# task-filter, only processes that wrote 1 to /proc/self/make-it-fail see
+# allocations fail, 10% of them (slab) and 2% (pages), whatever their
+# flags:
+#
+#   - sroce-badinput (some 260 create, modify and destroy calls),
+#     sroce-hold (some 250 objects of every kind, killed), and short
+#     sroce-traffic runs on RC, UC and UD: each may fail, with an errno or
+#     an error completion; none may hang (a timeout) or crash;
+#   - then, without fault injection: the devices hold no more objects than
+#     before, RC traffic is byte-exact, and sroce unloads.
+#
+# The packet buffers that softirq allocates are failed by sroce's own
+# alloc_fail knob (58-faults). The numbers of failures injected are
+# printed. The harness's kmemleak scan after the test catches leaks.
+# timeout: 600
+set -e
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-traffic.sh"
+
+dbg=/sys/kernel/debug
+tmp=$(mktemp -d)
+times=1000000
+
+attrs_off() {
+	local a
+
+	for a in failslab fail_page_alloc; do
+		[[ -d $dbg/$a ]] || continue
+		echo 0 >"$dbg/$a/probability" 2>/dev/null || true
+	done
+}
+
+cleanup() {
+	attrs_off
+	topo_down
+}
+trap cleanup EXIT
+
+mountpoint -q $dbg || mount -t debugfs none $dbg || fail "cannot mount debugfs"
+[[ -d $dbg/failslab && -d $dbg/fail_page_alloc ]] ||
+	skip "no failslab/fail_page_alloc: this kernel has no fault injection (make check-debug)"
+
+# arm ATTR PERCENT: fail PERCENT% of the allocations of marked processes.
+arm() {
+	local d=$dbg/$1
+
+	echo 1 >"$d/task-filter"
+	echo 0 >"$d/interval" 2>/dev/null || echo 1 >"$d/interval"
+	echo "$times" >"$d/times"
+	echo 0 >"$d/space"
+	echo 1 >"$d/verbose"
+	[[ ! -e $d/ignore-gfp-wait ]] || echo N >"$d/ignore-gfp-wait"
+	[[ ! -e $d/ignore-gfp-highmem ]] || echo N >"$d/ignore-gfp-highmem"
+	[[ ! -e $d/min-order ]] || echo 0 >"$d/min-order"
+	echo "$2" >"$d/probability"
+}
+
+injected() {
+	echo $((times - $(<"$dbg/$1/times")))
+}
+
+# failing [-n NS] CMD...: run CMD (in namespace NS) with failing
+# allocations; its exit status does not matter, but it must end within
+# 120 s.
+failing() {
+	local status=0
+	local -a in=()
+
+	if [[ $1 == -n ]]; then
+		in=(ip netns exec "$2")
+		shift 2
+	fi
+	"${in[@]}" timeout -k 5 120 sh -c 'echo 1 >/proc/self/make-it-fail && exec "$@"' \
+		_ "$@" >"$tmp/out" 2>&1 || status=$?
+	((status != 124 && status != 137)) || {
+		tail -n 20 "$tmp/out"
+		fail "$1 hung with failing allocations"
+	}
+	log "  $1: exit status $status, $(wc -l <"$tmp/out") lines of output"
+}
+
+topo_up
+before_a=$(rdma resource show sroce_a)
+before_b=$(rdma resource show sroce_b)
+gid_a=$(gid_index sroce_a 192.0.2.1)
+gid_b=$(gid_index sroce_b 192.0.2.2)
+
+arm failslab 10
+arm fail_page_alloc 2
+for round in 1 2 3; do
+	log "round $round"
+	failing sroce-badinput -d sroce_a -g "$gid_a" -r 192.0.2.2
+	failing sroce-hold -d sroce_b -g "$gid_b" -r 192.0.2.1 -n 60 -t 3
+	na sroce-traffic --server -d sroce_a -g "$gid_a" --timeout 60 \
+		>"$tmp/server" 2>&1 &
+	server=$!
+	wait_server 10 "$server" _traffic_listening || true
+	failing -n b sroce-traffic --client 192.0.2.1 -d sroce_b \
+		-g "$gid_b" --timeout 60 --transport rc --qps 2 --ops 500
+	kill "$server" 2>/dev/null || true
+	wait "$server" 2>/dev/null || true
+done
+log "failures injected: slab $(injected failslab), pages $(injected fail_page_alloc)"
+(($(injected failslab) > 0)) || fail "no slab allocation was failed"
+attrs_off
+
+traffic "$tmp" --transport rc --qps 4 --ops 2000
+[[ $(rdma resource show sroce_a) == "$before_a" ]] ||
+	fail "sroce_a's resources: '$before_a' before, '$(rdma resource show sroce_a)' after"
+[[ $(rdma resource show sroce_b) == "$before_b" ]] ||
+	fail "sroce_b's resources: '$before_b' before, '$(rdma resource show sroce_b)' after"
+kernel_log_clean || fail "the kernel complained"
+topo_down
+sroce_unload
+rm -rf "$tmp"
