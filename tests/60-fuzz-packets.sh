@@ -53,6 +53,10 @@
 #     MAD layer reposts a buffer that completes successfully, never one
 #     that completes in error, so a datagram that the driver completes
 #     in error (one bigger than the buffer, say) costs a WQE for good;
+#   - the RC QP in RTR over the round's family takes no request from
+#     another address: 8 valid SENDs in sequence from another address of
+#     the peer's subnet, 8 from the peer's address of the other family
+#     (sroce-fuzz --probe) leave its expected PSN where it was;
 #   - sroce-fuzz-target, stopped, destroys everything without an error;
 #   - after the round: sroce-traffic between the devices again; a new
 #     rdma_cm connection to sroce_a (rping -V, 20 pings verified, over
@@ -255,6 +259,46 @@ gsi_ring_full() {
 	[[ -n $size ]] && ((posted == size))
 }
 
+# qp_field QPN NAME: the value after NAME in QPN's line of `rdma -dd
+# resource show qp` (state, drv_expected_psn...).
+qp_field() {
+	rdma -dd resource show qp link sroce_a lqpn "$1" | tr ' ' '\n' |
+		awk -v n="$2" 'prev == n { print; exit } { prev = $0 }'
+}
+
+qp_in() {
+	[[ $(qp_field "$1" state) == "$2" ]]
+}
+
+rx_rose() {
+	(($(counter sroce_a rx_packets) >= $1))
+}
+
+# source_check FAM: sroce-fuzz-target's RC QP in RTR over FAM takes no
+# request that does not come from its peer: 8 valid SENDs in sequence
+# from another address of the peer's subnet, then 8 from the peer's
+# address of the other family. Its expected PSN must not move.
+source_check() {
+	local fam=$1 qpn src e1 e2 rx
+	local -A srcs=([4]="192.0.2.77 2001:db8::2" [6]="2001:db8::77 192.0.2.2")
+	local -A peer=([4]=192.0.2.2 [6]=2001:db8::2)
+
+	qpn=$(awk -v f="$fam" '$1 == "qp" && $3 == "RC" && $4 == "RTR" &&
+		$5 == f { print $2; exit }' "$tmp/holder")
+	for src in ${srcs[$fam]}; do
+		wait_for 5 qp_in "$qpn" RTR
+		e1=$(qp_field "$qpn" drv_expected_psn)
+		rx=$(counter sroce_a rx_packets)
+		nb sroce-fuzz -i veth_b -M "$mac_a" -t "$tmp/targets" \
+			--probe "$qpn:$e1:8" --probe-src "$src" >/dev/null ||
+			fail "sroce-fuzz --probe failed"
+		wait_for 10 rx_rose $((rx + 8))
+		e2=$(qp_field "$qpn" drv_expected_psn)
+		check "[[ $e1 == $e2 ]]" "RC QP $qpn (RTR, connected to ${peer[$fam]})" \
+			"took requests from $src: its expected PSN moved from $e1 to $e2"
+	done
+}
+
 ports_active() {
 	local d s
 
@@ -422,6 +466,7 @@ round() {
 	log "  QP 1 (GSI): $posted of $size receive WQEs posted"
 	check gsi_ring_full "QP 1 (GSI) has $posted of its $size receive WQEs" \
 		"posted: the MAD layer lost the others to receive completions in error"
+	source_check "$fam"
 
 	status=0
 	check "kill -0 $holder 2>/dev/null" "sroce-fuzz-target died during the round:" \

@@ -6,6 +6,8 @@
  *              [--from I] [--count N] [-f 4|6|46] [--rate PPS]
  *              [--src4 IP] [--dst4 IP] [--src6 IP] [--dst6 IP]
  *              [--port-mtu BYTES] [--batch N] [--dump] [--hex] [--dry-run]
+ *   sroce-fuzz -i IFACE -M DST_MAC -t TARGETS --probe QPN:PSN:COUNT
+ *              --probe-src IP
  *
  * It writes whole Ethernet frames (AF_PACKET on IFACE, so it controls
  * every byte of the IP, UDP and InfiniBand transport headers) addressed
@@ -124,6 +126,13 @@
  *
  * SPEED. Frames go out in sendmmsg() batches of --batch (64). --rate
  * caps packets per second (0: as fast as the kernel takes them).
+ *
+ * PROBING. With --probe QPN:PSN:COUNT --probe-src IP it sends only COUNT
+ * valid SEND ONLY requests of 8 bytes at QPN (of its transport in
+ * TARGETS, else RC), at PSN, PSN + 1 and on, from IP (to --dst4 or
+ * --dst6 by IP's family). A connected QP must drop what does not come
+ * from its peer (the address checks of IBA 9.6.1, as rdma_rxe makes
+ * them in check_addr()): its expected PSN must not move.
  *
  * Exit status: 0 when every packet was sent, 2 on a usage or setup
  * error, 1 when sending failed.
@@ -2175,6 +2184,51 @@ static void enqueue(uint64_t index, const struct gen *g, enum verdict v,
 		flush();
 }
 
+static void parse_ip(const char *s, int fam, uint8_t *out);
+
+/*
+ * --probe QPN:PSN:COUNT --probe-src IP: COUNT valid SEND ONLY requests of
+ * 8 bytes at QPN, at PSN, PSN + 1..., from IP (its family chooses the
+ * destination address). A connected QP must drop requests that do not
+ * come from its peer: tests/60-fuzz-packets.sh checks that the QP's
+ * expected PSN did not move.
+ */
+static void probe(const char *spec, const char *src)
+{
+	static struct pkt p;
+	unsigned int qpn, psn, count, i;
+	struct tqp *q;
+	struct gen g;
+
+	if (sscanf(spec, "%i:%i:%u", &qpn, &psn, &count) != 3)
+		tool_die("--probe takes QPN:PSN:COUNT");
+	q = find_qp(qpn);
+	memset(&p, 0, sizeof(p));
+	p.fam = strchr(src, ':') ? 6 : 4;
+	parse_ip(src, p.fam, p.src);
+	memcpy(p.dst, p.fam == 4 ? net.dst4 : net.dst6, p.fam == 4 ? 4 : 16);
+	p.spoofed = memcmp(p.src, p.fam == 4 ? net.src4 : net.src6,
+			   p.fam == 4 ? 4 : 16);
+	p.ttl = 64;
+	p.sport = 0xc000;
+	for (i = 0; i < count; i++) {
+		memset(&g, 0, sizeof(g));
+		g.p = &p;
+		g.fam_idx = p.fam == 6;
+		fields_init(&g, (q ? transport_of(q) : TR_RC) | OP_SEND_ONLY,
+			    qpn, psn + i);
+		g.f.ackreq = true;
+		set_paylen(&g, 8);
+		p.body = build_body(&g.f, p.roce);
+		p.icrc = ICRC_GOOD;
+		p.csum = CSUM_GOOD;
+		enqueue(i, &g, V_DEEP, assemble(&p, tx.frame[tx.n]));
+	}
+	flush();
+	printf("sroce-fuzz: probe: %u SEND ONLY at QP 0x%x from %s, PSN 0x%06x on\n",
+	       count, qpn, src, psn & PSN_MASK);
+}
+
 /* ---------------------------------------------------------------------- */
 
 static void summary(void)
@@ -2240,10 +2294,12 @@ static const char usage[] =
 	"         [--from I] [--count N] [-f 4|6|46] [--rate PPS] [--batch N]\n"
 	"         [--src4 IP] [--dst4 IP] [--src6 IP] [--dst6 IP]\n"
 	"         [--port-mtu BYTES] [--dump] [--hex] [--dry-run]\n"
+	"       sroce-fuzz -i IFACE -M DST_MAC -t TARGETS --probe QPN:PSN:COUNT\n"
+	"         --probe-src IP\n"
 	"See the comment at the top of userspace/tools/sroce-fuzz.c.";
 
 enum { O_FROM = 256, O_COUNT, O_RATE, O_BATCH, O_SRC4, O_DST4, O_SRC6,
-       O_DST6, O_PORT_MTU, O_DUMP, O_HEX, O_DRY };
+       O_DST6, O_PORT_MTU, O_DUMP, O_HEX, O_DRY, O_PROBE, O_PROBE_SRC };
 
 static const struct option longopts[] = {
 	{ "iface", required_argument, NULL, 'i' },
@@ -2264,12 +2320,14 @@ static const struct option longopts[] = {
 	{ "dump", no_argument, NULL, O_DUMP },
 	{ "hex", no_argument, NULL, O_HEX },
 	{ "dry-run", no_argument, NULL, O_DRY },
+	{ "probe", required_argument, NULL, O_PROBE },
+	{ "probe-src", required_argument, NULL, O_PROBE_SRC },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct run {
-	const char *ifname, *targets;
+	const char *ifname, *targets, *probe, *probe_src;
 	bool have_mac, have_seed;
 	uint64_t seed, packets, from, count;
 	unsigned int fams;
@@ -2341,12 +2399,19 @@ static void parse_args(int argc, char **argv, struct run *r)
 		case O_DRY:
 			tx.dry = true;
 			break;
+		case O_PROBE:
+			r->probe = optarg;
+			break;
+		case O_PROBE_SRC:
+			r->probe_src = optarg;
+			break;
 		default:
 			tool_die("%s", usage);
 		}
 	}
 	if (optind != argc || !r->targets || !tx.batch ||
-	    (!tx.dry && (!r->ifname || !r->have_mac)))
+	    (!tx.dry && (!r->ifname || !r->have_mac)) ||
+	    !r->probe != !r->probe_src)
 		tool_die("%s", usage);
 }
 
@@ -2389,6 +2454,11 @@ int main(int argc, char **argv)
 	load_targets(r.targets);
 	if (!tx.dry)
 		open_socket(r.ifname);
+	if (r.probe) {
+		clock_gettime(CLOCK_MONOTONIC, &tx.start);
+		probe(r.probe, r.probe_src);
+		return 0;
+	}
 
 	printf("sroce-fuzz: seed=%" PRIu64 " packets=%" PRIu64 " from=%"
 	       PRIu64 " count=%" PRIu64 " family=%u\n", r.seed, r.packets,
