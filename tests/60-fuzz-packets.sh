@@ -53,10 +53,13 @@
 #     MAD layer reposts a buffer that completes successfully, never one
 #     that completes in error, so a datagram that the driver completes
 #     in error (one bigger than the buffer, say) costs a WQE for good;
-#   - the RC QP in RTR over the round's family takes no request from
-#     another address: 8 valid SENDs in sequence from another address of
+#   - sroce-fuzz-target's probe QP over the round's family (RC, RTR,
+#     left alone by the fuzzer) takes no request from another address
+#     than its peer's: 8 valid SENDs in sequence from another address of
 #     the peer's subnet, 8 from the peer's address of the other family
-#     (sroce-fuzz --probe) leave its expected PSN where it was;
+#     (sroce-fuzz --probe) leave its expected PSN where it was; and an
+#     RDMA WRITE FIRST from its peer whose RETH says 0 bytes but that
+#     carries a path MTU of payload earns a NAK (naks_sent);
 #   - sroce-fuzz-target, stopped, destroys everything without an error;
 #   - after the round: sroce-traffic between the devices again; a new
 #     rdma_cm connection to sroce_a (rping -V, 20 pings verified, over
@@ -274,17 +277,26 @@ rx_rose() {
 	(($(counter sroce_a rx_packets) >= $1))
 }
 
-# source_check FAM: sroce-fuzz-target's RC QP in RTR over FAM takes no
-# request that does not come from its peer: 8 valid SENDs in sequence
-# from another address of the peer's subnet, then 8 from the peer's
-# address of the other family. Its expected PSN must not move.
-source_check() {
-	local fam=$1 qpn src e1 e2 rx
+naks_rose() {
+	(($(counter sroce_a naks_sent) >= $1))
+}
+
+# probe_checks FAM: sroce-fuzz-target's probe QP (RC, RTR) over FAM,
+# which the fuzzer leaves alone, and sroce-fuzz --probe:
+#   - it takes no request that does not come from its peer: 8 valid
+#     SENDs in sequence from another address of the peer's subnet, then
+#     8 from the peer's address of the other family; its expected PSN
+#     must not move;
+#   - an RDMA WRITE FIRST from its peer whose RETH says 0 bytes but that
+#     carries a path MTU of payload is an invalid request: a NAK.
+probe_checks() {
+	local fam=$1 qpn src e1 e2 rx n
 	local -A srcs=([4]="192.0.2.77 2001:db8::2" [6]="2001:db8::77 192.0.2.2")
 	local -A peer=([4]=192.0.2.2 [6]=2001:db8::2)
 
-	qpn=$(awk -v f="$fam" '$1 == "qp" && $3 == "RC" && $4 == "RTR" &&
-		$5 == f { print $2; exit }' "$tmp/holder")
+	qpn=$(awk -v f="$fam" '$1 == "qp" && $9 == "probe" && $5 == f {
+		print $2; exit }' "$tmp/holder")
+	[[ -n $qpn ]] || fail "sroce-fuzz-target lists no probe QP over IPv$fam"
 	for src in ${srcs[$fam]}; do
 		wait_for 5 qp_in "$qpn" RTR
 		e1=$(qp_field "$qpn" drv_expected_psn)
@@ -297,6 +309,19 @@ source_check() {
 		check "[[ $e1 == $e2 ]]" "RC QP $qpn (RTR, connected to ${peer[$fam]})" \
 			"took requests from $src: its expected PSN moved from $e1 to $e2"
 	done
+	wait_for 5 qp_in "$qpn" RTR
+	e1=$(qp_field "$qpn" drv_expected_psn)
+	rx=$(counter sroce_a rx_packets)
+	n=$(counter sroce_a naks_sent)
+	nb sroce-fuzz -i veth_b -M "$mac_a" -t "$tmp/targets" \
+		--probe "$qpn:$e1:1:write0" --probe-src "${peer[$fam]}" >/dev/null ||
+		fail "sroce-fuzz --probe failed"
+	wait_for 10 rx_rose $((rx + 1))
+	(SROCE_REASON='' wait_for 5 naks_rose $((n + 1))) 2>/dev/null || true
+	e2=$(qp_field "$qpn" drv_expected_psn)
+	check "naks_rose $((n + 1))" "RC QP $qpn took an RDMA WRITE FIRST whose" \
+		"RETH says 0 bytes, with a path MTU of payload, without a NAK" \
+		"(expected PSN $e1, then $e2)"
 }
 
 ports_active() {
@@ -466,7 +491,7 @@ round() {
 	log "  QP 1 (GSI): $posted of $size receive WQEs posted"
 	check gsi_ring_full "QP 1 (GSI) has $posted of its $size receive WQEs" \
 		"posted: the MAD layer lost the others to receive completions in error"
-	source_check "$fam"
+	probe_checks "$fam"
 
 	status=0
 	check "kill -0 $holder 2>/dev/null" "sroce-fuzz-target died during the round:" \

@@ -16,6 +16,8 @@
  *   UD       RESET, INIT, RTR, RTS, SQD, ERR (Q_Key 0x11111111)
  *   XRC_TGT  RESET, INIT, ERR; RTR over IPv4, RTS over IPv6 (one XRC SRQ)
  *   XRC_INI  RTS over IPv4
+ *   RC       RTR over IPv4 and over IPv6, for directed probes (role
+ *            "probe": sroce-fuzz leaves them alone)
  *
  * Every connected QP in RTR, RTS or SQD has a partner in RTS on PEER_DEV
  * (GIDs of the same families), connected back to it: an RC or UC QP, an
@@ -50,7 +52,8 @@
  *   xsrq SRQN
  *
  * as sroce-fuzz reads them (see sroce-fuzz.c; FAMILY, QKEY, MTU and QPN
- * '-' where they do not apply, ROLE "orphan" or "-"). It then prints
+ * '-' where they do not apply, ROLE "orphan", "probe" or "-"). It then
+ * prints
  *
  *   ready qps N partners N keys N
  *
@@ -90,7 +93,7 @@
 #define BUF_SIZE	(1 << 20)
 #define CHECK_MS	20
 
-enum role { R_PLAIN, R_SRQ, R_ORPHAN };
+enum role { R_PLAIN, R_SRQ, R_ORPHAN, R_PROBE };
 
 /* One QP on the device under attack, and its partner if it has one. */
 struct target {
@@ -205,6 +208,8 @@ static void plan(void)
 	add(IBV_QPT_XRC_RECV, IBV_QPS_RTR, 4, R_PLAIN);
 	add(IBV_QPT_XRC_RECV, IBV_QPS_RTS, 6, R_PLAIN);
 	add(IBV_QPT_XRC_SEND, IBV_QPS_RTS, 4, R_ORPHAN);
+	add(IBV_QPT_RC, IBV_QPS_RTR, 4, R_PROBE);
+	add(IBV_QPT_RC, IBV_QPS_RTR, 6, R_PROBE);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -754,7 +759,7 @@ static void write_file(const char *path)
 			x->type == IBV_QPT_UC ? "w" : x->role == R_SRQ ? "r" :
 			x->type == IBV_QPT_UD ? "-" : "rwa",
 			x->role == R_ORPHAN && x->type == IBV_QPT_RC ? "orphan" :
-			"-");
+			x->role == R_PROBE ? "probe" : "-");
 	}
 	fprintf(f, "# key RKEY VA LEN RIGHTS QPN\n");
 	for (i = 0; i < 5; i++)

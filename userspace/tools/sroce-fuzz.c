@@ -6,7 +6,7 @@
  *              [--from I] [--count N] [-f 4|6|46] [--rate PPS]
  *              [--src4 IP] [--dst4 IP] [--src6 IP] [--dst6 IP]
  *              [--port-mtu BYTES] [--batch N] [--dump] [--hex] [--dry-run]
- *   sroce-fuzz -i IFACE -M DST_MAC -t TARGETS --probe QPN:PSN:COUNT
+ *   sroce-fuzz -i IFACE -M DST_MAC -t TARGETS --probe QPN:PSN:COUNT[:KIND]
  *              --probe-src IP
  *
  * It writes whole Ethernet frames (AF_PACKET on IFACE, so it controls
@@ -30,7 +30,8 @@
  * show qp`: expected_psn, next_psn, unacked_psn). FAMILY (4 or 6) is the
  * address family of a connected QP's path. QKEY is a UD QP's Q_Key, MTU
  * its path MTU. ACCESS holds r, w and a for the remote rights the QP
- * grants. ROLE is "orphan" for an RC requester (sroce-fuzz-target) that
+ * grants. ROLE is "probe" for a QP kept for --probe (never aimed at
+ * otherwise), "orphan" for an RC requester (sroce-fuzz-target) that
  * keeps one-packet requests outstanding towards a QP that never
  * answers, the kind of each a function of its PSN: (PSN - UPSN) mod 5
  * is SEND, WRITE, READ (of 24 bytes), CMP_SWAP, FETCH_ADD; the fuzzer
@@ -128,11 +129,15 @@
  * caps packets per second (0: as fast as the kernel takes them).
  *
  * PROBING. With --probe QPN:PSN:COUNT --probe-src IP it sends only COUNT
- * valid SEND ONLY requests of 8 bytes at QPN (of its transport in
- * TARGETS, else RC), at PSN, PSN + 1 and on, from IP (to --dst4 or
- * --dst6 by IP's family). A connected QP must drop what does not come
- * from its peer (the address checks of IBA 9.6.1, as rdma_rxe makes
- * them in check_addr()): its expected PSN must not move.
+ * requests at QPN (of its transport in TARGETS, else RC), at PSN, PSN + 1
+ * and on, from IP (to --dst4 or --dst6 by IP's family): valid SEND ONLY
+ * requests of 8 bytes, or with QPN:PSN:COUNT:write0 RDMA WRITE FIRST
+ * packets whose RETH says 0 bytes while they carry a path MTU of payload
+ * (the first key of TARGETS in the RETH). A connected QP must drop what
+ * does not come from its peer (the address checks of IBA 9.6.1, as
+ * rdma_rxe makes them in check_addr()): its expected PSN must not move.
+ * A WRITE FIRST of length 0 with a payload is an invalid request: NAK
+ * (naks_sent) and the QP in error.
  *
  * Exit status: 0 when every packet was sent, 2 on a usage or setup
  * error, 1 when sending failed.
@@ -531,6 +536,7 @@ struct tqp {
 	uint32_t mtu;
 	unsigned int access;
 	bool orphan;
+	bool probe;		/* for --probe only: left alone otherwise */
 	bool clean;		/* only requests that should execute */
 	struct model m;
 };
@@ -646,6 +652,7 @@ static void parse_qp(char **w, int n)
 		q->mtu = 256;
 	q->access = parse_rights(w[10]);
 	q->orphan = !strcmp(w[11], "orphan");
+	q->probe = !strcmp(w[11], "probe");
 	q->m.epsn = q->epsn;
 	q->m.upsn = q->upsn;
 	num_tq++;
@@ -679,6 +686,8 @@ static void group_targets(void)
 
 	for (i = 0; i < num_tq; i++) {
 		q = &tq[i];
+		if (q->probe)
+			continue;
 		group_add(&g_all, i);
 		for (f = 0; f < 2; f++) {
 			if (q->fam && q->fam != (f ? 6 : 4))
@@ -2187,21 +2196,25 @@ static void enqueue(uint64_t index, const struct gen *g, enum verdict v,
 static void parse_ip(const char *s, int fam, uint8_t *out);
 
 /*
- * --probe QPN:PSN:COUNT --probe-src IP: COUNT valid SEND ONLY requests of
- * 8 bytes at QPN, at PSN, PSN + 1..., from IP (its family chooses the
- * destination address). A connected QP must drop requests that do not
- * come from its peer: tests/60-fuzz-packets.sh checks that the QP's
- * expected PSN did not move.
+ * --probe QPN:PSN:COUNT[:KIND] --probe-src IP: COUNT requests at QPN, at
+ * PSN, PSN + 1..., from IP (its family chooses the destination address):
+ * valid SEND ONLY requests of 8 bytes (KIND send, the default), or RDMA
+ * WRITE FIRST with a DMA length of 0 and a path MTU of payload (write0).
+ * See the header.
  */
 static void probe(const char *spec, const char *src)
 {
 	static struct pkt p;
 	unsigned int qpn, psn, count, i;
+	char kind[16] = "send";
 	struct tqp *q;
 	struct gen g;
+	bool write0;
 
-	if (sscanf(spec, "%i:%i:%u", &qpn, &psn, &count) != 3)
-		tool_die("--probe takes QPN:PSN:COUNT");
+	if (sscanf(spec, "%i:%i:%u:%15s", &qpn, &psn, &count, kind) < 3 ||
+	    (strcmp(kind, "send") && strcmp(kind, "write0")))
+		tool_die("--probe takes QPN:PSN:COUNT[:send|write0]");
+	write0 = !strcmp(kind, "write0");
 	q = find_qp(qpn);
 	memset(&p, 0, sizeof(p));
 	p.fam = strchr(src, ':') ? 6 : 4;
@@ -2215,18 +2228,24 @@ static void probe(const char *spec, const char *src)
 		memset(&g, 0, sizeof(g));
 		g.p = &p;
 		g.fam_idx = p.fam == 6;
-		fields_init(&g, (q ? transport_of(q) : TR_RC) | OP_SEND_ONLY,
-			    qpn, psn + i);
+		fields_init(&g, (q ? transport_of(q) : TR_RC) |
+			    (write0 ? OP_WRITE_FIRST : OP_SEND_ONLY), qpn,
+			    psn + i);
 		g.f.ackreq = true;
-		set_paylen(&g, 8);
+		if (write0 && num_keys) {
+			g.f.rkey = keys[0].rkey;
+			g.f.va = keys[0].va;
+		}
+		set_paylen(&g, write0 ? (q ? q->mtu : port_mtu) : 8);
 		p.body = build_body(&g.f, p.roce);
 		p.icrc = ICRC_GOOD;
 		p.csum = CSUM_GOOD;
 		enqueue(i, &g, V_DEEP, assemble(&p, tx.frame[tx.n]));
 	}
 	flush();
-	printf("sroce-fuzz: probe: %u SEND ONLY at QP 0x%x from %s, PSN 0x%06x on\n",
-	       count, qpn, src, psn & PSN_MASK);
+	printf("sroce-fuzz: probe: %u %s at QP 0x%x from %s, PSN 0x%06x on\n",
+	       count, write0 ? "WRITE FIRST, DMA length 0," : "SEND ONLY",
+	       qpn, src, psn & PSN_MASK);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -2294,7 +2313,7 @@ static const char usage[] =
 	"         [--from I] [--count N] [-f 4|6|46] [--rate PPS] [--batch N]\n"
 	"         [--src4 IP] [--dst4 IP] [--src6 IP] [--dst6 IP]\n"
 	"         [--port-mtu BYTES] [--dump] [--hex] [--dry-run]\n"
-	"       sroce-fuzz -i IFACE -M DST_MAC -t TARGETS --probe QPN:PSN:COUNT\n"
+	"       sroce-fuzz -i IFACE -M DST_MAC -t TARGETS --probe QPN:PSN:COUNT[:KIND]\n"
 	"         --probe-src IP\n"
 	"See the comment at the top of userspace/tools/sroce-fuzz.c.";
 
