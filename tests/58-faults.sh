@@ -15,6 +15,9 @@
 #      but for what was lost (--allow-loss); every kind of fault was
 #      injected on each device (its "hits"), both requesters resent, and
 #      damaged packets were dropped by the ICRC check (rx_drop_icrc).
+#   1b. Only packet buffer allocations failing (5%): UC and UD traffic
+#      must be exact, without --allow-loss: a buffer that cannot be had is
+#      tried again, never taken for sent (an empty message was, once).
 #   2. The same RC traffic with every engine run in its tasklet
 #      (engines_inline N), the path that the receive side takes when it
 #      loses the race for an engine.
@@ -94,6 +97,15 @@ done
 	fail "RC passed without resending on both sides"
 (($(counter sroce_a rx_drop_icrc) + $(counter sroce_b rx_drop_icrc) > icrc)) ||
 	fail "no damaged packet was dropped by the ICRC check"
+
+log "1b. only packet buffers failing (5%): nothing may be lost, UC and UD included"
+knobs_off
+set_rate alloc_fail 50000
+traffic "$tmp" --transport uc --qps 2 --ops 2000
+traffic "$tmp" --transport ud --qps 2 --ops 2000
+for k in $kinds; do
+	set_rate "$k" 10000
+done
 
 log "2. the same, every engine in its tasklet"
 echo N >"$dbg/engines_inline"

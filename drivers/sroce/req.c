@@ -380,10 +380,12 @@ static const struct sroce_av *packet_av(struct sroce_qp *qp,
 }
 
 /*
- * Build and send the next packet of @s. Returns 0, or a completion status
- * other than IB_WC_SUCCESS when the WQE fails locally.
+ * Build and send the next packet of @s; *@sent says whether it went (no
+ * packet buffer: it did not, and is tried again). Returns IB_WC_SUCCESS,
+ * or a completion status when the WQE fails locally.
  */
-static enum ib_wc_status send_packet(struct sroce_qp *qp, struct sroce_swqe *s)
+static enum ib_wc_status send_packet(struct sroce_qp *qp, struct sroce_swqe *s,
+				     bool *sent)
 {
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	struct sroce_req *req = &qp->req;
@@ -406,10 +408,11 @@ static enum ib_wc_status send_packet(struct sroce_qp *qp, struct sroce_swqe *s)
 	ackreq = sroce_qp_is_reliable(qp) &&
 		 (last || !(psn % SROCE_REQ_ACK_EVERY));
 
+	*sent = false;
 	skb = sroce_net_alloc_skb(sdev, av, op->hdr_len + paylen + pad +
 				  SROCE_ICRC_SIZE);
 	if (!skb)
-		return IB_WC_SUCCESS;	/* retried by the transport timer */
+		return IB_WC_SUCCESS;
 	sroce_bth_init((void *)skb->data, opcode,
 		       last && (s->send_flags & IB_SEND_SOLICITED), pad,
 		       IB_DEFAULT_PKEY_FULL,
@@ -432,6 +435,7 @@ static enum ib_wc_status send_packet(struct sroce_qp *qp, struct sroce_swqe *s)
 		sroce_net_xmit(sdev, &qp->dst_cache, av, qp->src_port, skb);
 	else
 		sroce_net_xmit(sdev, NULL, av, ud_src_port(qp, s), skb);
+	*sent = true;
 	return IB_WC_SUCCESS;
 }
 
@@ -635,6 +639,7 @@ static bool send_packets(struct sroce_qp *qp, int budget)
 	struct sroce_req *req = &qp->req;
 	enum ib_wc_status status;
 	struct sroce_swqe *s;
+	bool sent;
 
 	while (budget > 0 && window_open(qp)) {
 		budget--;
@@ -645,9 +650,13 @@ static bool send_packets(struct sroce_qp *qp, int budget)
 			sroce_req_seek(qp, req->cur + 1, 0);
 			continue;
 		}
-		status = send_packet(qp, s);
+		status = send_packet(qp, s, &sent);
 		if (status != IB_WC_SUCCESS) {
 			sroce_comp_wqe_done(qp, s, status);
+			break;
+		}
+		if (!sent) {
+			budget = 0;	/* no memory now: the engine runs again */
 			break;
 		}
 		if (req->offset < s->length)
