@@ -35,7 +35,10 @@
  * completed (with or without a completion entry), and a receive queue's
  * when it takes a WQE. It copies each entry before checking it; an entry
  * it cannot accept (bad opcode, too many SGEs, too much inline data)
- * completes with an error status and moves the QP to the error state. The
+ * completes with an error status and moves the QP to the error state. A
+ * producer index that claims more entries than slots, or that moves back
+ * past entries the kernel already took, moves the QP to the error state
+ * with IB_EVENT_QP_FATAL; only the entries really posted are flushed. The
  * kernel applies the QP's sq_sig_all itself.
  *
  * Polling (CQ): read the producer index with acquire semantics, copy the
