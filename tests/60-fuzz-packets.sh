@@ -39,16 +39,18 @@
 #       rx_dropped = sum of rx_drop_*              every drop has a reason
 #       rx_drop_header = header, rx_drop_icrc = icrc    (exact)
 #       no_qp <= rx_drop_no_qp <= no_qp + L
-#       qp_state <= rx_drop_qp_state <= qp_state + ud_qkey + ud_long
-#                                       + ud + deep + L
-#       rx_drop_qkey <= ud_qkey + L, rx_drop_no_rwqe <= ud_long + ud + L
-#       rx_drop_qkey + rx_drop_no_rwqe + rx_drop_qp_state
-#                    >= ud_qkey + ud_long + qp_state
+#       rx_drop_qp_state >= qp_state
+#       rx_drop_qkey <= ud_qkey + L
+#       rx_drop_addr <= addr + L                   (where it exists)
+#       qp_state + ud_qkey + ud_long <= the drops after the QP lookup
+#         <= qp_state + ud_qkey + ud_long + ud + addr + deep + L
 #
-#     (all as increases over the round). The bounds are loose where the
-#     fuzzer cannot know: a deep request may kill its QP, and what
-#     follows until sroce-fuzz-target restores it is dropped for its
-#     state; a UD datagram finds a receive WQE or not;
+#     (all as increases over the round; "the drops after the QP lookup"
+#     are all rx_drop_* but header, icrc and no_qp, so that a driver may
+#     add reasons). The bounds are loose where the fuzzer cannot know: a
+#     deep request may kill its QP, and what follows until
+#     sroce-fuzz-target restores it is dropped for its state; a UD
+#     datagram finds a receive WQE or not;
 #   - QP 1 (the GSI) has every receive WQE posted again, once quiet: the
 #     MAD layer reposts a buffer that completes successfully, never one
 #     that completes in error, so a datagram that the driver completes
@@ -388,23 +390,26 @@ settled() {
 
 accounting() {
 	local -A d
-	local k L S C reasons=0 v
+	local k L S C reasons=0 late v
+	local header icrc no_qp qp_state ud_qkey ud_long ud addr deep
 
 	for k in "${!after[@]}"; do
 		d[$k]=$((after[$k] - ${before[$k]:-0}))
 	done
 	S=$(expect sent) C=$(expect udp_csum) L=${d[b_tx_packets]}
-	local header icrc no_qp qp_state ud_qkey ud_long ud deep
-	for k in header icrc no_qp qp_state ud_qkey ud_long ud deep; do
+	for k in header icrc no_qp qp_state ud_qkey ud_long ud addr deep; do
 		printf -v "$k" '%s' "$(expect "$k")"
 	done
-	for k in "${!d[@]}"; do
-		[[ $k == a_rx_drop_* ]] && reasons=$((reasons + d[$k]))
-	done
 	v=
-	for k in rx_packets rx_dropped rx_drop_header rx_drop_icrc rx_drop_no_qp \
-		rx_drop_qp_state rx_drop_qkey rx_drop_no_rwqe seq_errors dup_requests \
-		naks_sent rnr_naks_sent tx_packets retransmits; do
+	for k in "${!d[@]}"; do
+		[[ $k == a_rx_drop_* ]] || continue
+		reasons=$((reasons + d[$k]))
+		v+=" ${k#a_}=${d[$k]}"
+	done
+	# What was dropped at or after finding the QP.
+	late=$((reasons - d[a_rx_drop_header] - d[a_rx_drop_icrc] - d[a_rx_drop_no_qp]))
+	for k in rx_packets rx_dropped seq_errors dup_requests naks_sent \
+		rnr_naks_sent tx_packets retransmits; do
 		v+=" $k=${d[a_$k]:-?}"
 	done
 	log "  sroce_a:$v"
@@ -426,19 +431,19 @@ accounting() {
 		"rx_drop_icrc rose by ${d[a_rx_drop_icrc]}, not $icrc"
 	check "((d[a_rx_drop_no_qp] >= no_qp && d[a_rx_drop_no_qp] <= no_qp + L))" \
 		"rx_drop_no_qp rose by ${d[a_rx_drop_no_qp]}, not $no_qp (+ up to $L)"
-	check "((d[a_rx_drop_qp_state] >= qp_state &&
-		d[a_rx_drop_qp_state] <= qp_state + ud_qkey + ud_long + ud + deep + L))" \
-		"rx_drop_qp_state rose by ${d[a_rx_drop_qp_state]}, not $qp_state to" \
-		"$((qp_state + ud_qkey + ud_long + ud + deep + L))"
+	check "((d[a_rx_drop_qp_state] >= qp_state))" \
+		"rx_drop_qp_state rose by ${d[a_rx_drop_qp_state]}, less than $qp_state"
 	check "((d[a_rx_drop_qkey] <= ud_qkey + L))" \
 		"rx_drop_qkey rose by ${d[a_rx_drop_qkey]}, more than $ud_qkey + $L"
-	check "((d[a_rx_drop_no_rwqe] <= ud_long + ud + L))" \
-		"rx_drop_no_rwqe rose by ${d[a_rx_drop_no_rwqe]}, more than $((ud_long + ud)) + $L"
-	check "((d[a_rx_drop_qkey] + d[a_rx_drop_no_rwqe] + d[a_rx_drop_qp_state] >=
-		ud_qkey + ud_long + qp_state))" \
-		"rx_drop_qkey + rx_drop_no_rwqe + rx_drop_qp_state rose by" \
-		"$((d[a_rx_drop_qkey] + d[a_rx_drop_no_rwqe] + d[a_rx_drop_qp_state])), less than" \
-		"$((ud_qkey + ud_long + qp_state))"
+	if [[ -n ${d[a_rx_drop_addr]:-} ]]; then
+		check "((d[a_rx_drop_addr] <= addr + L))" \
+			"rx_drop_addr rose by ${d[a_rx_drop_addr]}, more than $addr + $L"
+	fi
+	check "((late >= qp_state + ud_qkey + ud_long &&
+		late <= qp_state + ud_qkey + ud_long + ud + addr + deep + L))" \
+		"the drops after the QP lookup rose by $late, not" \
+		"$((qp_state + ud_qkey + ud_long)) to" \
+		"$((qp_state + ud_qkey + ud_long + ud + addr + deep + L))"
 }
 
 round() {

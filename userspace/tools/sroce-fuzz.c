@@ -88,7 +88,8 @@
  *   no-qp     QPs that do not exist, and the multicast QPN 0xFFFFFF.
  *
  * About one packet in ten comes from a spoofed source (another address
- * of the /24 or /64), the rest from --src4/--src6. The IP TOS or traffic
+ * of the /24 or /64), the rest from --src4/--src6; a few go to a QP
+ * connected over the other family. Not to the QPs kept alive (below). The IP TOS or traffic
  * class, flow label, TTL or hop limit, the IP ID and the BTH's
  * FECN/BECN byte vary: the ICRC masks them. The ICRC (IBA Annex A17.3.3)
  * is computed over the masked headers, and the UDP checksum is right
@@ -106,11 +107,13 @@
  * states: dropped by UDP (udp_csum), by the header checks (header), the
  * ICRC check (icrc), for want of a QP (no_qp), by the QP's type or state
  * (qp_state), or handed on: to a UD QP with a wrong Q_Key (ud_qkey), one
- * longer than its MTU (ud_long), one that may be received (ud), or to an
- * RC, UC or XRC engine (deep). The last line printed is
+ * longer than its MTU (ud_long), one that may be received (ud), to a
+ * connected QP from another address than its peer's or to our address of
+ * the other family, which it must drop (addr), or to an RC, UC or XRC
+ * engine (deep). The last line printed is
  *
  *   expect sent=N udp_csum=N header=N icrc=N no_qp=N qp_state=N
- *          ud_qkey=N ud_long=N ud=N deep=N v4=N v6=N spoofed=N
+ *          ud_qkey=N ud_long=N ud=N addr=N deep=N v4=N v6=N spoofed=N
  *
  * (one line), for the packets actually sent; tests/60-fuzz-packets.sh
  * holds sroce's drop counters against it. Before it: the seed, then a
@@ -999,12 +1002,12 @@ static uint32_t assemble(const struct pkt *p, uint8_t *fr)
  */
 enum verdict {
 	V_UDP_CSUM, V_HEADER, V_ICRC, V_NO_QP, V_QP_STATE,
-	V_UD_QKEY, V_UD_LONG, V_UD, V_DEEP, V_NR
+	V_UD_QKEY, V_UD_LONG, V_UD, V_ADDR, V_DEEP, V_NR
 };
 
 static const char *const verdict_names[V_NR] = {
 	"udp_csum", "header", "icrc", "no_qp", "qp_state",
-	"ud_qkey", "ud_long", "ud", "deep",
+	"ud_qkey", "ud_long", "ud", "addr", "deep",
 };
 
 static bool qp_takes(const struct tqp *q, uint32_t flags)
@@ -1068,8 +1071,10 @@ static enum verdict classify(const struct pkt *p, const uint8_t *fr)
 		return V_NO_QP;
 	if (!qp_takes(q, op->flags))
 		return V_QP_STATE;
+	/* A connected QP takes packets from its peer, to its own address. */
 	if (!(op->flags & F_UD))
-		return V_DEEP;
+		return q->fam && (p->spoofed || p->fam != q->fam) ? V_ADDR :
+		       V_DEEP;
 	if (get32(b + op->deth) != q->qkey)
 		return V_UD_QKEY;
 	return paylen > q->mtu ? V_UD_LONG : V_UD;
@@ -1976,6 +1981,28 @@ struct verdicts {
 	uint64_t sent, bytes;
 };
 
+/*
+ * A QP kept alive gets its packets from its peer, over its family: a
+ * fixed device drops the others (and a broken one takes them), either
+ * way the model would be lost.
+ */
+static void keep_clean(struct gen *g)
+{
+	struct pkt *p = g->p;
+	int six;
+
+	if (!g->q || !g->q->clean || !g->q->fam)
+		return;
+	six = g->q->fam == 6;
+	p->spoofed = false;
+	if (p->fam != g->q->fam && p->csum == CSUM_ZERO)
+		p->csum = CSUM_GOOD;
+	p->fam = g->q->fam;
+	g->fam_idx = six;
+	memcpy(p->src, six ? net.src6 : net.src4, six ? 16 : 4);
+	memcpy(p->dst, six ? net.dst6 : net.dst4, six ? 16 : 4);
+}
+
 /* One packet: generate, mutate, assemble into @fr, classify, commit. */
 static uint32_t gen_one(struct pkt *p, uint8_t *fr, unsigned int fams,
 			struct gen *g, enum verdict *v)
@@ -2014,6 +2041,7 @@ static uint32_t gen_one(struct pkt *p, uint8_t *fr, unsigned int fams,
 		gen_no_qp(g);
 		break;
 	}
+	keep_clean(g);
 	p->body = build_body(&g->f, p->roce);
 	if (g->damage != D_NONE)
 		damage_bytes(g);
