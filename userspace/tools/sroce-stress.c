@@ -402,13 +402,29 @@ static void fifo_push(struct fifo *f, uint64_t id, uint32_t len,
 }
 
 static bool removed_now(void);
+static bool removal_explains(void);
+
+/*
+ * A modify with an address vector makes the RDMA core resolve the peer's
+ * MAC address; on a veth just created, or a busy VM, that can time out
+ * (ETIMEDOUT). Try again, as applications do.
+ */
+static int modify_av(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
+{
+	int err, tries = 0;
+
+	while ((err = ibv_modify_qp(qp, a, mask)) == ETIMEDOUT &&
+	       (mask & IBV_QP_AV) && ++tries < 10)
+		sleep_us(200000);
+	return err;
+}
 
 static void modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask,
 		   const char *to)
 {
-	int err = ibv_modify_qp(qp, a, mask);
+	int err = modify_av(qp, a, mask);
 
-	if (err && !removed_now())
+	if (err && !removal_explains())
 		tool_die("QP %u to %s: %s", qp->qp_num, to, strerror(err));
 }
 
@@ -465,7 +481,9 @@ static void post_recv_a(struct pair *p, unsigned int slot)
 	struct ibv_recv_wr wr = { .wr_id = W_ARECV | slot, .sg_list = &sge,
 				  .num_sge = 1 }, *bad;
 
-	if (ibv_post_recv(p->aqp, &wr, &bad) && !removed_now())
+	if (!p->aqp)
+		return;		/* destroyed by an event */
+	if (ibv_post_recv(p->aqp, &wr, &bad) && !removal_explains())
 		p->dead = true;
 }
 
@@ -481,9 +499,11 @@ static void post_recv_b(struct pair *p, unsigned int slot)
 
 	if (p->bsrq)
 		err = ibv_post_srq_recv(p->bsrq, &wr, &bad);
+	else if (!p->bqp)
+		return;		/* destroyed by an event */
 	else
 		err = ibv_post_recv(p->bqp, &wr, &bad);
-	if (err && !removed_now())
+	if (err && !removal_explains())
 		p->dead = true;
 }
 
@@ -526,7 +546,7 @@ static bool bind_window(struct pair *p)
 		return false;
 	st = wait_one(p->bcq, W_BIND);
 	if (st != IBV_WC_SUCCESS) {
-		if (!removed_now())
+		if (!removal_explains())
 			fail("pair %u: binding the window: %s", p->n,
 			     st < 0 ? "no completion" : ibv_wc_status_str(st));
 		return false;
@@ -564,7 +584,7 @@ static struct ibv_qp *create_requester(struct pair *p)
 			p->aqpx = ibv_qp_to_qp_ex(qp);
 			return qp;
 		}
-		if (removed_now())
+		if (removal_explains())
 			return NULL;
 		awrite_ok = false;
 		awrite_why = errno == EOPNOTSUPP ? "EOPNOTSUPP" : "create failed";
@@ -661,7 +681,7 @@ static bool pair_build(struct pair *p)
 	return true;
 
 failed:
-	if (removed_now())
+	if (removal_explains())
 		return false;
 	tool_die("pair %u (%s): building it failed: %s", p->n,
 		 kind_names[p->kind], strerror(errno));
@@ -743,6 +763,21 @@ static void drain_events(void)
 static bool removed_now(void)
 {
 	drain_events();
+	return removed;
+}
+
+/*
+ * Is a device going away the reason of an unexpected error? Calls fail
+ * with EIO as soon as the RDMA core disassociates the context, which may
+ * be a moment before IBV_EVENT_DEVICE_FATAL is queued: wait up to 3 s for
+ * it before blaming the error on anything else.
+ */
+static bool removal_explains(void)
+{
+	uint64_t t0 = now_ms();
+
+	while (!removed_now() && now_ms() - t0 < 3000)
+		sleep_us(10000);
 	return removed;
 }
 
@@ -923,7 +958,7 @@ static bool post_a_one(struct pair *p, unsigned int i)
 	}
 	if (err) {
 		o->id = 0;
-		if (err != ENOMEM && !removed_now()) {
+		if (err != ENOMEM && !removal_explains()) {
 			fail("pair %u (%s): posting %s: %s", p->n,
 			     kind_names[p->kind], op_names[o->kind], strerror(err));
 			p->dead = true;
@@ -965,7 +1000,7 @@ static bool post_b_one(struct pair *p, unsigned int i)
 	err = ibv_post_send(p->bqp, &wr, &bad);
 	if (err) {
 		o->id = 0;
-		if (err != ENOMEM && !removed_now()) {
+		if (err != ENOMEM && !removal_explains()) {
 			fail("pair %u (%s): the responder's SEND: %s", p->n,
 			     kind_names[p->kind], strerror(err));
 			p->dead = true;
@@ -1001,12 +1036,12 @@ static void op_error(struct pair *p, const char *who, const char *what,
 {
 	st.errors++;
 	if (!p->disturbed && !p->dead && !p->sqd_pending &&
-	    now_ms() > p->grace_until && !removed_now())
+	    now_ms() > p->grace_until && !removal_explains())
 		fail("pair %u (%s): %s %s: %s, and no event touched the pair "
 		     "(but %u SQD dances since it was built, the last to IPv%d)",
 		     p->n, kind_names[p->kind], who, what,
 		     ibv_wc_status_str(status), p->dances, p->v6[0] ? 6 : 4);
-	if (p->sqd_pending && p->sqd_strict && !p->dead && !removed_now())
+	if (p->sqd_pending && p->sqd_strict && !p->dead && !removal_explains())
 		fail("pair %u (%s): after RTS -> SQD (both SQs drained) -> SQD "
 		     "(a new path, IPv%d) -> RTS, %s %s: %s: the traffic did not "
 		     "resume", p->n, kind_names[p->kind], p->v6[0] ? 6 : 4, who,
@@ -1428,11 +1463,11 @@ static int qp_state(struct ibv_qp *qp)
 static bool sqd_modify(struct pair *p, struct ibv_qp *qp, struct ibv_qp_attr *a,
 		       int mask, const char *what)
 {
-	int err = ibv_modify_qp(qp, a, mask);
+	int err = modify_av(qp, a, mask);
 
 	if (!err)
 		return true;
-	if (qp_state(qp) == IBV_QPS_ERR || removed_now()) {
+	if (qp_state(qp) == IBV_QPS_ERR || removal_explains()) {
 		st.sqd_failed++;
 		p->sqd_pending = 0;
 		disturb(p);
@@ -1566,7 +1601,7 @@ static void ev_reset(struct pair *p)
 	p->grace_until = ~0ULL;
 	if (ibv_modify_qp(p->aqp, &a, IBV_QP_STATE) ||
 	    ibv_modify_qp(p->bqp, &a, IBV_QP_STATE)) {
-		if (!removed_now())
+		if (!removal_explains())
 			fail("pair %u: modify to ERR failed", p->n);
 		disturb(p);
 		return;
@@ -1593,7 +1628,7 @@ static void ev_reset(struct pair *p)
 	a.qp_state = IBV_QPS_RESET;
 	if (ibv_modify_qp(p->aqp, &a, IBV_QP_STATE) ||
 	    ibv_modify_qp(p->bqp, &a, IBV_QP_STATE)) {
-		if (!removed_now())
+		if (!removal_explains())
 			fail("pair %u: modify to RESET failed", p->n);
 		disturb(p);
 		return;
