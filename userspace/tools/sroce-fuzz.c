@@ -89,7 +89,8 @@
  *
  * About one packet in ten comes from a spoofed source (another address
  * of the /24 or /64), the rest from --src4/--src6; a few go to a QP
- * connected over the other family. Not to the QPs kept alive (below). The IP TOS or traffic
+ * connected over the other family. The QPs kept alive (below) get their
+ * packets from their peer, over their family if -f allows it. The IP TOS or traffic
  * class, flow label, TTL or hop limit, the IP ID and the BTH's
  * FECN/BECN byte vary: the ICRC masks them. The ICRC (IBA Annex A17.3.3)
  * is computed over the masked headers, and the UDP checksum is right
@@ -1986,13 +1987,15 @@ struct verdicts {
  * fixed device drops the others (and a broken one takes them), either
  * way the model would be lost.
  */
-static void keep_clean(struct gen *g)
+static void keep_clean(struct gen *g, unsigned int fams)
 {
 	struct pkt *p = g->p;
 	int six;
 
 	if (!g->q || !g->q->clean || !g->q->fam)
 		return;
+	if (fams != 46 && (unsigned int)g->q->fam != fams)
+		return;		/* then it is dropped (addr), and undone */
 	six = g->q->fam == 6;
 	p->spoofed = false;
 	if (p->fam != g->q->fam && p->csum == CSUM_ZERO)
@@ -2041,7 +2044,7 @@ static uint32_t gen_one(struct pkt *p, uint8_t *fr, unsigned int fams,
 		gen_no_qp(g);
 		break;
 	}
-	keep_clean(g);
+	keep_clean(g, fams);
 	p->body = build_body(&g->f, p->roce);
 	if (g->damage != D_NONE)
 		damage_bytes(g);
