@@ -75,7 +75,7 @@
 # SROCE_VM_APPEND="sroce_fuzz_seed=7 sroce_fuzz_packets=1000000"
 # scripts/check -t 60-fuzz-packets REL):
 #
-#   SROCE_FUZZ_PACKETS   packets in all (default 200000), shared evenly
+#   SROCE_FUZZ_PACKETS   packets in all (default 400000), shared evenly
 #                        by the rounds
 #   SROCE_FUZZ_SEED      the seed of every round (random if unset)
 #   SROCE_FUZZ_FAMILIES  the rounds ("4 6" or "4,6"; default both)
@@ -126,7 +126,7 @@ fuzz_param() {
 }
 
 tmp=$(mktemp -d)
-packets=$(fuzz_param PACKETS 200000)
+packets=$(fuzz_param PACKETS 400000)
 seed=$(fuzz_param SEED $(( (RANDOM << 30 | RANDOM << 15 | RANDOM) )))
 families=$(fuzz_param FAMILIES "4 6")
 families=${families//,/ }
