@@ -621,8 +621,8 @@ static bool pair_build(struct pair *p)
 	p->dances = 0;
 	p->mw_rkey = 0;
 	p->grace_until = 0;
-	p->v6[0] = rnd(2);
-	p->v6[1] = rnd(2);
+	/* One family for both: a connected QP takes only its path's packets. */
+	p->v6[0] = p->v6[1] = rnd(2);
 	p->rd_atomic[0] = p->rd_atomic[1] = 4;
 
 	p->acq = ibv_create_cq(dev_a.ctx, 2 * (DEPTH * 2 + RQ_DEPTH), NULL,
