@@ -140,8 +140,8 @@ summary=$(grep '^sroce-ringfuzz: seed=.* failures=' "$tmp/fuzz" | tail -n 1) || 
 ((status == 0)) && [[ $summary == *" failures=0 "* ]] ||
 	fail "sroce-ringfuzz: $(grep -c '^FAIL\| FAIL$' "$tmp/fuzz") failures:" \
 		"$(grep -m 3 '^FAIL\| FAIL$' "$tmp/fuzz" | cut -c1-120 | paste -sd';' -)"
-log "$summary ($((SECONDS - t0)) s)"
-log "named case checks: $(grep -c ' ok$' "$tmp/fuzz") ok"
+log "sroce-ringfuzz: $(grep -c ' ok$' "$tmp/fuzz") named case checks ok," \
+	"$((SECONDS - t0)) s in all"
 
 read -r traffic <"$tmp/traffic" || traffic="none"
 [[ $traffic == runs* ]] || {
