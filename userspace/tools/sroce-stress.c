@@ -4,8 +4,9 @@
  * down under it.
  *
  *   sroce-stress -d DEV -g GID -6 GID6 -D PEER_DEV -G PEER_GID -7 PEER_GID6
- *                [--events N | --forever] [--pairs N] [--only KIND,...]
- *                [--seed S] [--gap-ms MS] [--verbose]
+ *                [--events N | --forever] [--pairs N] [--only EVENT,...]
+ *                [--seed S] [--gap-ms MS] [--min-ms MS] [--verbose]
+ *                [--inject data]
  *
  * One process opens two devices (sroce_a and sroce_b of tests/lib.sh; GID
  * and GID6 are the indices of each device's IPv4 and IPv6 RoCE v2 GIDs)
@@ -56,10 +57,12 @@
  *                 max_rd_atomic and max_dest_rd_atomic, then SQD -> RTS,
  *                 in a random order, with traffic in between. Each
  *                 modify must work (or find the QP in ERR). The traffic
- *                 must resume (a later operation of the requester
- *                 succeeds, byte for byte) or end in error completions
- *                 by the time its timer and retries allow (plus 10 s):
- *                 a pair that does neither fails the run ("stalled")
+ *                 must resume (a later operation of each side succeeds,
+ *                 byte for byte) or, unless SQD waited for both SQs to
+ *                 drain (IBA's way to change a path: then it must
+ *                 resume), end in error completions; by the time its
+ *                 timer and retries allow (plus 10 s): a pair that does
+ *                 neither fails the run ("stalled")
  *   reset         both QPs to ERR, drained, RESET, and connected again
  *                 with new PSNs, under the peer's traffic
  *
@@ -73,18 +76,28 @@
  * (errors are expected and ignored), closes both devices, prints its
  * summary and exits 3.
  *
+ * --gap-ms MS sets the time between events; --min-ms MS (default 1000)
+ * the least time the traffic runs after "ready" when it stops on its own;
+ * --verbose prints each event, what became of each SQD dance and, once a
+ * second, the operations in flight; --inject data flips one byte of the
+ * 100th received message longer than 100 bytes before it is checked, to
+ * show that the check fails.
+ *
  * Output: "ready" once every pair has completed an operation; with
  * --verbose a line per event; at the end
  *
  *   sroce-stress: events=N qp=.. mr=.. mw=.. cq=.. sqd=.. reset=..
  *   ops=N verified=N bytes=N errors=N lost=N unverified=N rebuilt=N
- *   sqd_resumed=N sqd_failed=N skipped_flush=N mismatches=N failures=N
+ *   sqd_resumed=N sqd_failed=N sqd_stalled=N skipped_flush=N
+ *   [atomic_write=unsupported:WHY] mismatches=N failures=N
  *   device_removed=0|1 time=T
  *
- * ("unverified": UC WRITEs, whose arrival nothing reports; "lost":
- * UC/UD messages that never arrived). Exit status: 0 if nothing failed,
- * 1 if something did, 2 for a usage or setup error, 3 if a device went
- * away (after a clean stop). --only KIND,... restricts the events.
+ * ("verified": completions whose bytes were checked; "unverified": UC
+ * WRITEs, whose arrival nothing reports; "lost": UC/UD messages that
+ * never arrived, while later ones did; "errors": error completions, all
+ * after events). Exit status: 0 if nothing failed, 1 if something did, 2
+ * for a usage or setup error, 3 if a device went away (after a clean
+ * stop). --only EVENT,... restricts the events.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -151,7 +164,7 @@ static const char *const ev_names[] = {
 /* ------------------------------------------------------------------ */
 
 static unsigned int failures, mismatches;
-static bool verbose;
+static bool verbose, inject_data;
 
 static uint64_t now_ms(void)
 {
@@ -1159,6 +1172,8 @@ static bool fifo_find(struct pair *p, struct fifo *f, uint64_t id, bool by_imm,
 	return false;
 }
 
+static unsigned int inject_seen;
+
 /* A receive completed successfully: the message, exactly. */
 static void check_recv(struct pair *p, struct fifo *f, const struct ibv_wc *wc,
 		       const uint8_t *buf, const char *who, int side)
@@ -1200,6 +1215,9 @@ static void check_recv(struct pair *p, struct fifo *f, const struct ibv_wc *wc,
 			 op_names[e.kind], e.id, wc->byte_len - off, e.len);
 		return;
 	}
+	/* --inject data: one byte of the 100th long message goes bad. */
+	if (inject_data && e.len > 100 && ++inject_seen == 100)
+		((uint8_t *)buf)[off + e.len - 1] ^= 0x20;
 	d = diff(e.id, buf + off, e.len);
 	if (d >= 0) {
 		mismatch(p, "%s: %s %" PRIu64 " of %u bytes: byte %ld is wrong",
@@ -1841,6 +1859,7 @@ static void usage(int status)
 		"usage: sroce-stress -d DEV -g GID -6 GID6 -D PEER_DEV -G PEER_GID -7 PEER_GID6\n"
 		"                    [--events N | --forever] [--pairs N] [--only EVENT,...]\n"
 		"                    [--seed S] [--gap-ms MS] [--min-ms MS] [--verbose]\n"
+		"                    [--inject data]\n"
 		"Events: qp-responder qp-requester mr mw cq sqd reset\n"
 		"See the comment at the top of sroce-stress.c.\n");
 	exit(status);
@@ -1880,6 +1899,7 @@ int main(int argc, char **argv)
 		{ "gap-ms", required_argument, NULL, 'm' },
 		{ "min-ms", required_argument, NULL, 'M' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "inject", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -1906,6 +1926,11 @@ int main(int argc, char **argv)
 		case 'm': gap_ms = tool_number(optarg, 600000); break;
 		case 'M': min_ms = tool_number(optarg, 86400000); break;
 		case 'v': verbose = true; break;
+		case 'I':
+			if (strcmp(optarg, "data"))
+				tool_die("no fault %s", optarg);
+			inject_data = true;
+			break;
 		case 'h': usage(0); break;
 		default: usage(2);
 		}
