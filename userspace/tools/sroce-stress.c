@@ -210,19 +210,6 @@ static void pattern(uint64_t id, uint8_t *p, uint32_t len)
 	}
 }
 
-/* Where @p differs from the pattern of @id, or -1. */
-static long pattern_diff(uint64_t id, const uint8_t *p, uint32_t len)
-{
-	uint8_t want[SLOT];
-	uint32_t i;
-
-	pattern(id, want, len);
-	for (i = 0; i < len; i++)
-		if (p[i] != want[i])
-			return i;
-	return -1;
-}
-
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void fail(const char *fmt, ...)
 {
@@ -804,20 +791,17 @@ static void fill(uint64_t id, uint8_t *p, uint32_t len)
 	memcpy(p, &id, len < 8 ? len : 8);
 }
 
+/* Where @p differs from what fill() wrote for @id, or -1. */
 static long diff(uint64_t id, const uint8_t *p, uint32_t len)
 {
-	uint8_t head[8];
-	uint32_t i, n = len < 8 ? len : 8;
-	long d;
+	uint8_t want[SLOT];
+	uint32_t i;
 
-	memcpy(head, &id, 8);
-	for (i = 0; i < n; i++)
-		if (p[i] != head[i])
+	fill(id, want, len);
+	for (i = 0; i < len; i++)
+		if (p[i] != want[i])
 			return i;
-	if (len <= 8)
-		return -1;
-	d = pattern_diff(id, p, len);
-	return d >= 8 ? d : -1;
+	return -1;
 }
 
 static uint32_t mtu_bytes(enum ibv_mtu m)
