@@ -2048,6 +2048,9 @@ static uint32_t gen_one(struct pkt *p, uint8_t *fr, unsigned int fams,
 	p->body = build_body(&g->f, p->roce);
 	if (g->damage != D_NONE)
 		damage_bytes(g);
+	/* A mutation may have lengthened the headers: what the link takes. */
+	if (p->body > net.max_roce[g->fam_idx] - 4)
+		p->body = net.max_roce[g->fam_idx] - 4;
 	if (g->cls == C_BAD_ICRC)
 		p->icrc = ICRC_BAD;
 	if (g->cls == C_BAD_UDP)
@@ -2204,6 +2207,9 @@ static void enqueue(uint64_t index, const struct gen *g, enum verdict v,
 	unsigned int i = tx.n;
 	const struct pkt *p = g->p;
 
+	if (len > 14 + net.max_roce[p->fam == 6] + (p->fam == 6 ? 48 : 28))
+		tool_die("packet %" PRIu64 ": a frame of %u bytes (a bug here)",
+			 index, len);
 	if (tx.dump)
 		dump(index, g, v, tx.frame[i], len);
 	tx.iov[i].iov_base = tx.frame[i];
