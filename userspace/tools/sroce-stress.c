@@ -320,6 +320,8 @@ struct fifo {
 	unsigned int head, tail;
 	struct expect skipped[FIFO_LEN];
 	unsigned int nskipped;
+	uint64_t got[FIFO_LEN];		/* the last ones received */
+	unsigned int ngot;
 };
 
 /**
@@ -1158,6 +1160,7 @@ static bool fifo_find(struct pair *p, struct fifo *f, uint64_t id, bool by_imm,
 		struct expect *e = &f->e[k % FIFO_LEN];
 
 		if (by_imm ? (uint32_t)e->id == (uint32_t)id : e->id == id) {
+			f->got[f->ngot++ % FIFO_LEN] = e->id;
 			st.lost += k - f->head;
 			for (; f->head != k; f->head++)
 				f->skipped[f->nskipped++ % FIFO_LEN] =
@@ -1176,6 +1179,7 @@ static bool fifo_find(struct pair *p, struct fifo *f, uint64_t id, bool by_imm,
 			st.lost--;
 			st.reordered++;
 			*out = *e;
+			f->got[f->ngot++ % FIFO_LEN] = e->id;
 			e->id = 0;
 			return true;
 		}
@@ -1200,8 +1204,17 @@ static void check_recv(struct pair *p, struct fifo *f, const struct ibv_wc *wc,
 	else if (wc->byte_len >= off + 8)
 		memcpy(&id, buf + off, 8);
 	if (!fifo_find(p, f, id, wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM, &e)) {
-		mismatch(p, "%s received a message no one sent (%u bytes, "
-			 "opcode %d)", who, wc->byte_len, wc->opcode);
+		unsigned int k;
+
+		for (k = 0; k < FIFO_LEN && k < f->ngot; k++)
+			if (f->got[k] == id ||
+			    (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
+			     (uint32_t)f->got[k] == (uint32_t)id))
+				break;
+		mismatch(p, "%s received %s (id %" PRIu64 ", %u bytes, opcode "
+			 "%d)", who, k < FIFO_LEN && k < f->ngot ?
+			 "a message a second time" : "a message no one sent",
+			 id, wc->byte_len, wc->opcode);
 		return;
 	}
 	if (e.kind == OP_WRITE_IMM) {
