@@ -71,12 +71,13 @@ listening() {
 	na ss -Htln 'sport = :18515' | grep -q .
 }
 
-# traffic_loop: sroce-traffic runs, one after the other, until $tmp/stop
-# exists; each must pass. Writes "runs N" or "FAILED N" to $tmp/traffic.
+# traffic_loop: sroce-traffic runs, one after the other, at least once
+# and until $tmp/stop exists; each must pass. Writes "runs N" or "FAILED
+# N" to $tmp/traffic.
 traffic_loop() {
 	local n=0 pid status
 
-	while [[ ! -e $tmp/stop ]]; do
+	while ((n == 0)) || [[ ! -e $tmp/stop ]]; do
 		n=$((n + 1))
 		na sroce-traffic --server -d sroce_a -g "$gid_a" --timeout 120 \
 			>"$tmp/ts" 2>&1 &
@@ -96,6 +97,10 @@ traffic_loop() {
 		fi
 		echo "runs $n" >"$tmp/traffic"
 	done
+}
+
+loop_done() {
+	! kill -0 "$loop" 2>/dev/null
 }
 
 fuzzer_at() {
@@ -126,7 +131,7 @@ grep -q '^closed' "$tmp/fuzz" ||
 # The fuzzer lives, with nothing open: once the traffic loop is done, the
 # devices must be as they were.
 touch "$tmp/stop"
-wait_for 300 eval '! kill -0 "$loop" 2>/dev/null'
+wait_for 300 loop_done
 loop=
 now_a=$(resources sroce_a)
 now_b=$(resources sroce_b)
@@ -137,9 +142,10 @@ fuzz=
 summary=$(grep '^sroce-ringfuzz: seed=.* failures=' "$tmp/fuzz" | tail -n 1) || true
 [[ -n $summary ]] ||
 	fail "sroce-ringfuzz did not finish (status $status): $(tail -n 1 "$tmp/fuzz")"
-((status == 0)) && [[ $summary == *" failures=0 "* ]] ||
+if ((status)) || [[ $summary != *" failures=0 "* ]]; then
 	fail "sroce-ringfuzz: $(grep -c '^FAIL\| FAIL$' "$tmp/fuzz") failures:" \
 		"$(grep -m 3 '^FAIL\| FAIL$' "$tmp/fuzz" | cut -c1-120 | paste -sd';' -)"
+fi
 log "sroce-ringfuzz: $(grep -c ' ok$' "$tmp/fuzz") named case checks ok," \
 	"$((SECONDS - t0)) s in all"
 
