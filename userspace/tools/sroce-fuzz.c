@@ -40,10 +40,10 @@
  * first byte by (0 for a zero-based one), its length, its rights (r, w,
  * a; x if it belongs to another PD than the QPs, so that every access
  * is refused) and, for a type 2 window, the QP it is bound through
- * (requests through any other QP are refused). An xsrq is an XRC SRQ that XRC
- * requests may name. sroce-fuzz-target writes all but the PSNs and the
- * live states; tests/60-fuzz-packets.sh adds those, and QP 1, from
- * `rdma -j -dd resource show qp`.
+ * (requests through any other QP are refused). An xsrq is an XRC SRQ
+ * that XRC requests may name. sroce-fuzz-target writes all but the PSNs
+ * and the live states; tests/60-fuzz-packets.sh adds those, and QP 1,
+ * from `rdma -j -dd resource show qp`.
  *
  * WHAT IT SENDS. Packet I of a run is a function of the seed, I, the
  * families allowed and TARGETS only; each is one of these classes:
@@ -89,19 +89,28 @@
  *
  * About one packet in ten comes from a spoofed source (another address
  * of the /24 or /64), the rest from --src4/--src6; a few go to a QP
- * connected over the other family. The QPs kept alive (below) get their
- * packets from their peer, over their family if -f allows it. The IP TOS or traffic
- * class, flow label, TTL or hop limit, the IP ID and the BTH's
- * FECN/BECN byte vary: the ICRC masks them. The ICRC (IBA Annex A17.3.3)
- * is computed over the masked headers, and the UDP checksum is right
- * (or 0 over IPv4) unless the class says otherwise.
+ * connected over the other family. The IP TOS or traffic class, flow
+ * label, TTL or hop limit, the IP ID and the BTH's FECN/BECN byte vary:
+ * the ICRC masks them. The ICRC (IBA Annex A17.3.3) is computed over the
+ * masked headers, and the UDP checksum is right (or 0 over IPv4) unless
+ * the class says otherwise.
  *
  * To reach the engines, the generator keeps an open-loop model of each
  * QP: the PSN its responder expects, the message under way, the PSN an
  * orphan's completer waits for. It never reads the device's answers, so
  * a run replays exactly. A packet that should kill an RC QP resets the
  * model to the QP's first PSN, which is where sroce-fuzz-target puts a
- * QP back when it finds it in the error state.
+ * QP back when it finds it in the error state. A packet that the
+ * classification below says does not reach the QP's engines leaves the
+ * model as it was.
+ *
+ * KEPT ALIVE. Every other QP that takes requests (orphans aside) is kept
+ * alive, so that its responder stays in step with the model and long
+ * runs of requests execute: it gets valid requests only (and now and
+ * then a duplicate), from its peer over its family (if -f allows it),
+ * nothing it lacks the rights or a key for, no FLUSH (no MR grants it),
+ * no SEND with invalidate, no key of another PD. The others get the
+ * mutations and the any-state garbage.
  *
  * WHAT IT EXPECTS. Each packet is classified as sroce's receive dispatch
  * (drivers/sroce/recv.c) will treat it, from its bytes and the target
@@ -120,14 +129,15 @@
  * holds sroce's drop counters against it. Before it: the seed, then a
  * summary of the packets sent by class, by opcode and by verdict.
  *
- * REPRODUCING. Every packet of a run with -s SEED -n N is generated, in
- * order, whatever --from and --count say; only packets --from I to
- * I+N-1 are sent. So a failure seen after a run of N packets can be
- * bisected by sending ranges of it to targets set up the same way.
- * --dump prints one line per packet sent (index, seconds since the start,
- * class, family, source, opcode, QPN, PSN, length, verdict); --hex adds
- * the frame's bytes.
- * --dry-run generates and classifies without sending (no IFACE needed).
+ * REPRODUCING. Packets 0 to PACKETS-1 (-n) are generated in order;
+ * packet I depends on the seed, I, -f and TARGETS only, not on -n.
+ * --from I --count C sends only packets I to I+C-1 (the others are
+ * generated all the same, so the model is where it was). So a failure
+ * seen after a run can be bisected by sending ranges of it to targets
+ * set up the same way. --dump prints one line per packet sent (index,
+ * seconds since the start, class, family, source, opcode, QPN, PSN,
+ * length, verdict); --hex adds the frame's bytes. --dry-run generates
+ * and classifies without sending (no IFACE needed).
  *
  * SPEED. Frames go out in sendmmsg() batches of --batch (64). --rate
  * caps packets per second (0: as fast as the kernel takes them).
