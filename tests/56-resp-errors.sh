@@ -27,8 +27,9 @@
 #
 # Every row runs over IPv4; a selection again over IPv6. Then, while the
 # responder sends a 64 MiB READ response, the peer floods 3000 SENDs: at
-# most SROCE_QP_MAX_BACKLOG (1024) may wait, the rest must be dropped and
-# counted, and the QP destroyed in mid-response. The table in
+# most "backlog" (the module parameter, set to 1024 for it) may wait, the
+# rest must be dropped and counted, and the QP destroyed in mid-response.
+# The table in
 # Documentation/responder-errors.md must be the one the script prints.
 # The kernel must not complain.
 # timeout: 400
@@ -75,11 +76,15 @@ run 2001:db8::1 2001:db8::2 --only rc-send --only rc-send-too-long \
 	--only mw-t1-zb-aligned
 # A flood while the responder sends a long READ response: the QP's
 # request queue is bounded and the excess counted (rx_drop_backlog).
+backlog=/sys/module/sroce/parameters/backlog
+read -r default_backlog <"$backlog"
+echo 1024 >"$backlog"
 status=0
 python3 "$SROCE_TOP/tests/lib-resperr.py" --backlog --dev sroce_a \
 	--gid-index "$(gid_index sroce_a 192.0.2.1)" --ip 192.0.2.1 \
 	--peer-ip 192.0.2.2 --netns b --ifname veth_b --dmac "$dmac" \
 	>"$SROCE_STATE/backlog" 2>&1 || status=$?
 sed 's/^/  /' "$SROCE_STATE/backlog"
+echo "$default_backlog" >"$backlog"
 ((status == 0)) || fail "the request queue of a busy QP: $(tail -n 1 "$SROCE_STATE/backlog")"
 kernel_log_clean || fail "the kernel complained"

@@ -746,7 +746,7 @@ def followup(t, row):
     return []
 
 
-BACKLOG_MAX = 1024          # SROCE_QP_MAX_BACKLOG
+BACKLOG_MAX = 1024          # the test sets sroce's "backlog" parameter
 BACKLOG_READ = 64 << 20
 BACKLOG_FLOOD = 3000
 

@@ -22,6 +22,20 @@ counter() {
 	echo "$v"
 }
 
+# The devices' counters that are not zero, for a failure's report.
+_traffic_counters() {
+	local d f v line
+
+	for d in sroce_a sroce_b; do
+		line=
+		for f in /sys/class/infiniband/"$d"/ports/1/hw_counters/*; do
+			read -r v <"$f" 2>/dev/null || continue
+			[[ $v == 0 ]] || line+=" ${f##*/}=$v"
+		done
+		log "  $d:$line"
+	done
+}
+
 traffic() {
 	local dir=$1 pid status_s=0 status_c=0 side t0=$SECONDS gid_a gid_b
 
@@ -43,6 +57,7 @@ traffic() {
 			! grep -Eq '^sroce-traffic: (client|server): OK .* mismatches=0 peer_mismatches=0 ' "$dir/$side"; then
 			sed 's/^/  client: /' "$dir/c"
 			sed 's/^/  server: /' "$dir/s"
+			_traffic_counters
 			fail "sroce-traffic $*: exit status $status_s (server) $status_c (client)"
 		fi
 	done

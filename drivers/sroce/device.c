@@ -549,6 +549,8 @@ static void sroce_dev_dealloc(struct ib_device *ibdev)
 		list_del_rcu(&sdev->list);
 	sroce_socket_detach(sdev);
 	mutex_unlock(&sroce_devices_lock);
+	/* Receivers that found the device before it left the list are done. */
+	synchronize_net();
 	sroce_dev_uninit(sdev);
 }
 

@@ -187,7 +187,8 @@ enum sroce_fault_verdict sroce_fault_tx(struct sroce_dev *sdev,
 		hold(sdev, skb, &sdev->fault.held_tx);
 		return SROCE_FAULT_TAKEN;
 	}
-	if (skb_queue_empty_lockless(&sdev->fault.held_tx))
+	/* A loopback packet has no route of its own: it passes nothing. */
+	if (loop || skb_queue_empty_lockless(&sdev->fault.held_tx))
 		return SROCE_FAULT_PASS;
 	deliver_then_held(sdev, skb, &sdev->fault.held_tx, sroce_net_output);
 	return SROCE_FAULT_TAKEN;
@@ -282,16 +283,23 @@ void sroce_fault_publish(struct sroce_dev *sdev)
 void sroce_fault_fini(struct sroce_dev *sdev)
 {
 	struct sroce_fault *f = &sdev->fault;
+	struct sk_buff_head list;
 
 	debugfs_remove_recursive(f->dir);
 	f->dir = NULL;
+	/*
+	 * Take what is held under the lock that every taker holds: a
+	 * receiver still on its way in finds the queues empty, and holds
+	 * nothing more once dead is set. Nothing arms the timer then.
+	 */
+	__skb_queue_head_init(&list);
 	spin_lock_irq(&f->lock);
 	f->dead = true;
+	skb_queue_splice_init(&f->held_tx, &list);
+	skb_queue_splice_init(&f->held_rx, &list);
 	spin_unlock_irq(&f->lock);
-	/* Nothing arms the timer once dead is set. */
 	del_timer_sync(&f->timer);
-	skb_queue_purge(&f->held_tx);
-	skb_queue_purge(&f->held_rx);
+	__skb_queue_purge(&list);
 }
 
 /**

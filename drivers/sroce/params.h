@@ -50,12 +50,15 @@
 #define SROCE_MAX_QPN			0xffffff
 
 /*
- * Received packets a QP's engine may have waiting, in each direction. A
- * peer that keeps to its window never comes near (sroce's requester keeps
- * at most SROCE_REQ_WINDOW packets unacknowledged); a flood is dropped and
- * counted (rx_drop_backlog), and a reliable peer recovers by resending.
+ * Received packets a QP's engine may have waiting, in each direction, by
+ * default (module parameter "backlog"). An RC peer that keeps to its
+ * window never comes near (sroce's requester keeps at most
+ * SROCE_REQ_WINDOW packets unacknowledged); a UC sender has no window, but
+ * a queue this long only fills while the engine is kept from running. A
+ * flood is dropped and counted (rx_drop_backlog); a reliable peer
+ * recovers by resending.
  */
-#define SROCE_QP_MAX_BACKLOG		1024
+#define SROCE_QP_BACKLOG		8192
 
 /* Packet sequence numbers are 24 bits (IBA 9.7.1). */
 #define SROCE_PSN_MASK			0xffffff

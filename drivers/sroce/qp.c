@@ -11,6 +11,7 @@
  * take numbers from SROCE_FIRST_QPN on. A QP is stored in the device's QP
  * table only when it is fully built, and erased from it first on destroy.
  */
+#include <linux/moduleparam.h>
 #include <rdma/ib_user_verbs.h>
 #include <rdma/sroce-abi.h>
 
@@ -21,6 +22,10 @@
 #include "srq.h"
 #include "ucontext.h"
 #include "wqe.h"
+
+unsigned int sroce_qp_backlog = SROCE_QP_BACKLOG;
+module_param_named(backlog, sroce_qp_backlog, uint, 0644);
+MODULE_PARM_DESC(backlog, "received packets a QP may have waiting, each way (8192)");
 
 static_assert(sizeof(struct sroce_send_wqe) == 64);
 static_assert(sizeof(struct sroce_recv_wqe) == 16);
@@ -383,12 +388,13 @@ void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type)
  * @status: the completion status of the error
  *
  * The QP enters the error state (IBA 10.3.1) and both engines run to
- * flush.
- * For a QP on an SRQ, IB_EVENT_QP_LAST_WQE_REACHED follows (IBA 11.6.3.1).
+ * flush; the receive engine raises IB_EVENT_QP_LAST_WQE_REACHED for a QP
+ * on an SRQ once it let go of its receive WQE (resp.c).
  *
  * Context: any.
+ * Return: true if the QP was not in RESET or ERR already.
  */
-void sroce_qp_fail(struct sroce_qp *qp, enum ib_wc_status status)
+bool sroce_qp_fail(struct sroce_qp *qp, enum ib_wc_status status)
 {
 	enum ib_qp_state old;
 	unsigned long flags;
@@ -399,13 +405,12 @@ void sroce_qp_fail(struct sroce_qp *qp, enum ib_wc_status status)
 		WRITE_ONCE(qp->state, IB_QPS_ERR);
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 	if (old == IB_QPS_RESET || old == IB_QPS_ERR)
-		return;
+		return false;
 	ibdev_dbg(qp->ibqp.device, "QP %u: error, status %d\n",
 		  qp->ibqp.qp_num, status);
-	if (qp->srq)
-		sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 	sroce_task_sched(&qp->req.task);
 	sroce_task_sched(&qp->resp.task);
+	return true;
 }
 
 /**
@@ -417,11 +422,11 @@ void sroce_qp_fail(struct sroce_qp *qp, enum ib_wc_status status)
  */
 void sroce_qp_sq_drained(struct sroce_qp *qp)
 {
-	if (qp->drained || qp->req.cur != qp->req.next ||
+	if (READ_ONCE(qp->drained) || qp->req.cur != qp->req.next ||
 	    qp->sq.cons != qp->req.next)
 		return;
-	qp->drained = true;
-	if (qp->attr.en_sqd_async_notify)
+	WRITE_ONCE(qp->drained, true);
+	if (READ_ONCE(qp->attr.en_sqd_async_notify))
 		sroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
 }
 

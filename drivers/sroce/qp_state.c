@@ -13,7 +13,8 @@
  * stops both engines, discards every posted work request and clears the
  * attributes. Entering ERR lets the engines complete every outstanding
  * work request with IB_WC_WR_FLUSH_ERR (IBA 10.3.1), and for a QP on an
- * SRQ raises IB_EVENT_QP_LAST_WQE_REACHED (IBA 11.6.3.1 and 10.2.9.5).
+ * SRQ raises IB_EVENT_QP_LAST_WQE_REACHED (IBA 11.6.3.1 and 10.2.9.5)
+ * once the receive engine has let go of the WQE it held.
  * In SQD no new WQE starts; IB_EVENT_SQ_DRAINED is raised, when asked
  * (IBA 11.6.3.1), once nothing is in flight.
  *
@@ -114,7 +115,8 @@ static void apply_attr(struct sroce_qp *qp, const struct ib_qp_attr *attr,
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
 		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
 	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
-		a->en_sqd_async_notify = attr->en_sqd_async_notify;
+		/* Not quiesced for: the send engine reads it as it goes. */
+		WRITE_ONCE(a->en_sqd_async_notify, attr->en_sqd_async_notify);
 }
 
 /*
@@ -129,10 +131,12 @@ static int change_state(struct sroce_qp *qp, enum ib_qp_state cur,
 
 	lockdep_assert_held(&qp->mutex);
 	spin_lock_irqsave(&qp->state_lock, flags);
-	if (qp->state == cur)
-		WRITE_ONCE(qp->state, new);
-	else
+	if (qp->state == cur) {
+		/* What prepare_state() set up is seen with the new state. */
+		smp_store_release(&qp->state, new);
+	} else {
 		err = -EINVAL;
+	}
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 	return err;
 }
@@ -160,11 +164,16 @@ static void setup_path(struct sroce_qp *qp)
 	setup_route(qp);
 }
 
-/* Stop both engines: neither runs, nor can be made to, until resumed. */
+/*
+ * Stop both engines: neither runs, nor can be made to, until resumed.
+ * What they have pending stays: packets wait in their queues, and a timer
+ * that fires meanwhile leaves its event for the next run (an RNR wait
+ * must end even if a modify came in between).
+ */
 static void quiesce(struct sroce_qp *qp)
 {
-	sroce_req_stop(qp);
-	sroce_resp_stop(qp);
+	sroce_task_stop(&qp->req.task);
+	sroce_task_stop(&qp->resp.task);
 }
 
 /* Let both engines run again, and run them: they may have missed work. */
@@ -176,9 +185,14 @@ static void resume(struct sroce_qp *qp)
 	sroce_task_run(&qp->resp.task);
 }
 
-/* RESET: forget every WQE and the attributes; the engines are stopped. */
+/*
+ * RESET: forget every WQE, every packet waiting, the timers and the
+ * attributes; the engines are stopped.
+ */
 static void reset_qp(struct sroce_qp *qp)
 {
+	sroce_req_stop(qp);
+	sroce_resp_stop(qp);
 	sroce_queue_discard(&qp->sq);
 	if (sroce_qp_has_rq(qp))
 		sroce_queue_discard(&qp->rq);
@@ -211,12 +225,17 @@ static bool must_quiesce(enum ib_qp_state cur, enum ib_qp_state new,
 
 /*
  * What entering a state or changing attributes takes beyond the attribute
- * words; may sleep; all or nothing. The engines are stopped if they must
- * be (must_quiesce()).
+ * words; may sleep. The engines are stopped if they must be
+ * (must_quiesce()). If the modify then fails (an engine moved the QP to
+ * ERR meanwhile), the responder's resources keep their new number: it is
+ * the engine's own affair, and the QP is in ERR.
  */
 static int prepare_state(struct sroce_qp *qp, enum ib_qp_state cur,
 			 enum ib_qp_state new, int mask)
 {
+	/* Before the state changes: an engine may find SQD drained at once. */
+	if (new == IB_QPS_SQD && cur != IB_QPS_SQD)
+		WRITE_ONCE(qp->drained, false);
 	if (new == IB_QPS_RTR && cur != IB_QPS_RTR) {
 		setup_path(qp);
 		return sroce_resp_start(qp);
@@ -247,13 +266,9 @@ static void enter_state(struct sroce_qp *qp, enum ib_qp_state cur,
 		sroce_task_run(&qp->req.task);
 		break;
 	case IB_QPS_SQD:
-		if (cur != IB_QPS_SQD)
-			qp->drained = false;	/* SQD to SQD drains nothing */
 		sroce_task_run(&qp->req.task);
 		break;
 	case IB_QPS_ERR:
-		if (qp->srq && cur != IB_QPS_ERR)
-			sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 		sroce_task_run(&qp->req.task);
 		sroce_task_run(&qp->resp.task);
 		break;

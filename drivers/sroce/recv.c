@@ -79,7 +79,8 @@ static bool headers_ok(struct sk_buff *skb)
 /* IBA 10.3.1 and 9.6.1.2: does this QP take this packet? */
 static bool qp_takes(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 {
-	enum ib_qp_state state = READ_ONCE(qp->state);
+	/* Pairs with change_state(): what entering the state set is seen. */
+	enum ib_qp_state state = smp_load_acquire(&qp->state);
 	u32 transport;
 
 	switch (qp->ibqp.qp_type) {
@@ -133,6 +134,13 @@ static void dispatch(struct sroce_dev *sdev, struct sk_buff *skb)
 	if (!qp_takes(qp, pkt)) {
 		sroce_qp_put(qp);
 		return drop(sdev, skb, SROCE_STAT_RX_DROP_QP_STATE);
+	}
+	/* A stranger's packet must not take a place in the QP's queue. */
+	if (sroce_qp_is_connected(qp) &&
+	    /* Unlocked: a modify may change the path; the engine checks again. */
+	    !data_race(sroce_av_is_peer(&qp->attr.av, skb))) {
+		sroce_qp_put(qp);
+		return drop(sdev, skb, SROCE_STAT_RX_DROP_ADDR);
 	}
 	if (pkt->flags & SROCE_OP_REQ)
 		sroce_resp_rcv(qp, skb);

@@ -547,8 +547,8 @@ void sroce_req_ring_corrupt(struct sroce_qp *qp)
 	ibdev_warn_ratelimited(qp->ibqp.device,
 			       "QP %u: send queue indices corrupt, QP to error\n",
 			       qp->ibqp.qp_num);
-	sroce_qp_fail(qp, IB_WC_LOC_QP_OP_ERR);
-	sroce_qp_event(qp, IB_EVENT_QP_FATAL);
+	if (sroce_qp_fail(qp, IB_WC_LOC_QP_OP_ERR))
+		sroce_qp_event(qp, IB_EVENT_QP_FATAL);
 }
 
 /* May the WQE at @next start now? (IBA 10.8.3.3: fences, rd_atomic) */
@@ -656,7 +656,8 @@ static bool send_packets(struct sroce_qp *qp, int budget)
 			break;
 		}
 		if (!sent) {
-			budget = 0;	/* no memory now: the engine runs again */
+			/* No memory now: try again a tick later. */
+			sroce_task_kick(&qp->req.task);
 			break;
 		}
 		if (req->offset < s->length)
@@ -701,7 +702,8 @@ static bool update_wakeup(struct sroce_qp *qp)
 static bool req_engine(struct sroce_task *task)
 {
 	struct sroce_qp *qp = container_of(task, struct sroce_qp, req.task);
-	enum ib_qp_state state = READ_ONCE(qp->state);
+	/* Pairs with change_state(). */
+	enum ib_qp_state state = smp_load_acquire(&qp->state);
 	bool more;
 
 	if (state < IB_QPS_RTS) {
@@ -750,7 +752,8 @@ void sroce_req_rcv(struct sroce_qp *qp, struct sk_buff *skb)
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 
 	/* A bound, not exact: racing receivers may pass it by a few. */
-	if (skb_queue_len_lockless(&qp->req.resp_pkts) >= SROCE_QP_MAX_BACKLOG) {
+	if (skb_queue_len_lockless(&qp->req.resp_pkts) >=
+	    READ_ONCE(sroce_qp_backlog)) {
 		sroce_stats_drop(&sdev->stats, SROCE_STAT_RX_DROP_BACKLOG);
 		kfree_skb(skb);
 	} else {

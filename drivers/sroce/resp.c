@@ -176,29 +176,32 @@ static void fail_rwqe(struct sroce_qp *qp, enum ib_wc_status status)
 
 /*
  * Take the next receive WQE into resp->rwqe. Returns 1, 0 when there is
- * none, or -EINVAL when the WQE or the ring is corrupt.
+ * none, -EINVAL for a malformed WQE, taken (and held) to complete in
+ * error, or -EOVERFLOW when the ring's indices are corrupt.
  */
 static int take_rwqe(struct sroce_qp *qp)
 {
 	struct sroce_resp *resp = &qp->resp;
 	const struct sroce_recv_wqe *w;
-	int ret;
+	int ret = 1;
 	u32 num;
 
 	if (qp->srq || resp->xsrq) {
 		ret = sroce_srq_take(qp->srq ?: resp->xsrq, &resp->rwqe);
-		if (ret <= 0)
+		if (ret == 0 || ret == -EOVERFLOW)
 			return ret;
 	} else {
 		w = sroce_queue_head(&qp->rq);
 		if (!w)
 			return 0;
 		if (IS_ERR(w))
-			return -EINVAL;
+			return -EOVERFLOW;
 		resp->rwqe.wr_id = READ_ONCE(w->wr_id);
 		num = READ_ONCE(w->num_sge);
-		if (num > qp->cap.max_recv_sge)
-			return -EINVAL;
+		if (num > qp->cap.max_recv_sge) {
+			num = 0;
+			ret = -EINVAL;
+		}
 		memcpy(resp->rwqe.sge, w->sge, num * sizeof(w->sge[0]));
 		resp->rwqe.num_sge = num;
 		sroce_queue_pop(&qp->rq);
@@ -206,7 +209,7 @@ static int take_rwqe(struct sroce_qp *qp)
 	resp->have_rwqe = true;
 	sroce_sgl_init(&resp->sgl, resp->rwqe.sge, resp->rwqe.num_sge);
 	resp->recv_len = 0;
-	return 1;
+	return ret;
 }
 
 /* Make sure a receive WQE is held, for a packet that consumes one. */
@@ -946,7 +949,11 @@ static void recv_ud(struct sroce_qp *qp, struct sk_buff *skb)
 	complete_rwqe(qp, &wc, pkt->se);
 }
 
-/* Send up to @budget packets of the READ response under way. */
+/*
+ * Send up to @budget packets of the READ response under way. Returns how
+ * many, or -ENOMEM when a packet buffer could not be had: the engine was
+ * kicked, to go on a tick later.
+ */
 static int send_read_resp(struct sroce_qp *qp, int budget)
 {
 	struct sroce_read *rd = &qp->resp.read;
@@ -958,6 +965,7 @@ static int send_read_resp(struct sroce_qp *qp, int budget)
 	bool last;
 	u8 opcode;
 	int sent = 0;
+	int err = 0;
 
 	/* An XRC target reads with the PD of the SRQ the READ named. */
 	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT && rd->active)
@@ -974,8 +982,11 @@ static int send_read_resp(struct sroce_qp *qp, int budget)
 					IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE;
 		op = &sroce_opcodes[opcode];
 		skb = resp_alloc(qp, opcode, rd->psn, paylen);
-		if (!skb)
-			break;	/* retried on the next run */
+		if (!skb) {
+			sroce_task_kick(&qp->resp.task);
+			err = -ENOMEM;
+			break;
+		}
 		if (paylen) {
 			mr = remote_mr(qp, rd->rkey, rd->va, paylen,
 				       IB_ACCESS_REMOTE_READ, &iova);
@@ -1002,7 +1013,7 @@ static int send_read_resp(struct sroce_qp *qp, int budget)
 		sroce_srq_put(qp->resp.xsrq);
 		qp->resp.xsrq = NULL;
 	}
-	return sent;
+	return err ?: sent;
 }
 
 static void handle_request(struct sroce_qp *qp, struct sk_buff *skb)
@@ -1035,6 +1046,11 @@ static bool flush_rq(struct sroce_qp *qp)
 	u32 count;
 
 	fail_rwqe(qp, IB_WC_WR_FLUSH_ERR);
+	/* IBA 11.6.3.1: no WQE of the SRQ will be taken any more. */
+	if (qp->srq && !qp->resp.last_wqe) {
+		qp->resp.last_wqe = true;
+		sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+	}
 	if (!sroce_qp_has_rq(qp))
 		return false;
 	if (sroce_queue_count(&qp->rq, &count))
@@ -1057,10 +1073,13 @@ static bool flush_rq(struct sroce_qp *qp)
 static bool resp_engine(struct sroce_task *task)
 {
 	struct sroce_qp *qp = container_of(task, struct sroce_qp, resp.task);
-	enum ib_qp_state state = READ_ONCE(qp->state);
+	/* Pairs with change_state(). */
+	enum ib_qp_state state = smp_load_acquire(&qp->state);
 	struct sroce_resp *resp = &qp->resp;
 	int budget = SROCE_RESP_BUDGET;
+	bool kicked = false;
 	struct sk_buff *skb;
+	int sent;
 
 	if (state < IB_QPS_RTR) {
 		skb_queue_purge(&resp->req_pkts);
@@ -1072,9 +1091,11 @@ static bool resp_engine(struct sroce_task *task)
 	}
 	while (budget > 0) {
 		if (resp->read.active) {
-			budget -= send_read_resp(qp, budget);
-			if (resp->read.active)
+			sent = send_read_resp(qp, budget);
+			kicked = sent < 0;
+			if (kicked || resp->read.active)
 				break;
+			budget -= sent;
 			continue;
 		}
 		skb = skb_dequeue(&resp->req_pkts);
@@ -1096,7 +1117,8 @@ static bool resp_engine(struct sroce_task *task)
 		send_ack(qp, SROCE_AETH_ACK | SROCE_AETH_CREDIT_INVALID,
 			 resp->ack_psn);
 	}
-	return resp->read.active || !skb_queue_empty(&resp->req_pkts);
+	return !kicked &&
+	       (resp->read.active || !skb_queue_empty(&resp->req_pkts));
 }
 
 /**
@@ -1109,7 +1131,8 @@ static bool resp_engine(struct sroce_task *task)
 void sroce_resp_rcv(struct sroce_qp *qp, struct sk_buff *skb)
 {
 	/* A bound, not exact: racing receivers may pass it by a few. */
-	if (skb_queue_len_lockless(&qp->resp.req_pkts) >= SROCE_QP_MAX_BACKLOG) {
+	if (skb_queue_len_lockless(&qp->resp.req_pkts) >=
+	    READ_ONCE(sroce_qp_backlog)) {
 		sroce_stats_drop(&qp_dev(qp)->stats, SROCE_STAT_RX_DROP_BACKLOG);
 		kfree_skb(skb);
 	} else {
@@ -1164,6 +1187,7 @@ void sroce_resp_reset(struct sroce_qp *qp)
 	resp->drop_msg = false;
 	resp->in_msg = 0;
 	resp->have_rwqe = false;
+	resp->last_wqe = false;
 	resp->ack_pending = false;
 	resp->read.active = false;
 	resp->res_head = 0;

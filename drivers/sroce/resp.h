@@ -81,6 +81,7 @@ struct sroce_read {
  * @drop_msg: UC: drop packets until the next FIRST or ONLY
  * @in_msg: SROCE_OP_SEND or SROCE_OP_WRITE while a message is in
  *	    progress, else 0
+ * @last_wqe: in ERR, IB_EVENT_QP_LAST_WQE_REACHED was raised
  * @have_rwqe: @rwqe holds the receive WQE of the SEND in progress
  * @rwqe: that WQE
  * @sgl: position in @rwqe
@@ -112,6 +113,7 @@ struct sroce_resp {
 	bool nak_sent;
 	bool drop_msg;
 	u32 in_msg;
+	bool last_wqe;
 	bool have_rwqe;
 	struct sroce_rwqe rwqe;
 	struct sroce_sgl sgl;

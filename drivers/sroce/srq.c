@@ -306,9 +306,14 @@ static void srq_event(struct sroce_srq *srq, enum ib_event_type type)
  * When the WQEs left fall below an armed limit, the limit is disarmed and
  * IB_EVENT_SRQ_LIMIT_REACHED raised (IBA 10.2.9.4).
  *
+ * A malformed WQE (more SGEs than the SRQ holds) is taken all the same,
+ * with no SGE, for the QP to complete in error: left at the head, it would
+ * fail every QP of the SRQ in turn.
+ *
  * Context: any.
- * Return: 1, 0 when the SRQ is empty, or -EINVAL when the WQE or the ring
- * is corrupt.
+ * Return: 1; 0 when the SRQ is empty; -EINVAL for a malformed WQE, taken
+ * into @rwqe (its wr_id set); -EOVERFLOW when the ring's indices are
+ * corrupt (nothing taken).
  */
 int sroce_srq_take(struct sroce_srq *srq, struct sroce_rwqe *rwqe)
 {
@@ -321,14 +326,14 @@ int sroce_srq_take(struct sroce_srq *srq, struct sroce_rwqe *rwqe)
 	spin_lock_irqsave(&srq->lock, flags);
 	w = sroce_queue_head(&srq->rq);
 	if (IS_ERR_OR_NULL(w)) {
-		ret = w ? -EINVAL : 0;
+		ret = w ? -EOVERFLOW : 0;
 		goto out;
 	}
 	rwqe->wr_id = READ_ONCE(w->wr_id);
 	rwqe->num_sge = READ_ONCE(w->num_sge);
 	if (rwqe->num_sge > srq->max_sge) {
+		rwqe->num_sge = 0;
 		ret = -EINVAL;
-		goto out;
 	}
 	memcpy(rwqe->sge, w->sge, rwqe->num_sge * sizeof(w->sge[0]));
 	sroce_queue_pop(&srq->rq);

@@ -29,7 +29,7 @@
  * @SROCE_STAT_RX_DROP_ADDR: packet for a connected QP from an address other
  *	than the QP's peer, or to another of our addresses
  * @SROCE_STAT_RX_DROP_BACKLOG: a QP's queue of received packets was full
- *	(SROCE_QP_MAX_BACKLOG)
+ *	(module parameter "backlog")
  * @SROCE_STAT_RETRANSMITS: requester resends (after a NAK or a timeout)
  * @SROCE_STAT_TIMEOUTS: transport timer expiries
  * @SROCE_STAT_SEQ_NAKS_RCVD: PSN sequence error NAKs received

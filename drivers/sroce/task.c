@@ -28,9 +28,24 @@
  * the two with a full barrier (test_and_set_bit()), so either the runner
  * sees the mark or tasklet_kill() sees the runner and waits for it.
  * sroce_task_start() lifts the mark (a reset QP is used again).
+ *
+ * An engine that cannot go on for want of memory asks to run again a tick
+ * later (sroce_task_kick()), rather than at once: an engine that kept
+ * rescheduling itself would only spin.
  */
 #include "fault.h"
 #include "task.h"
+
+/* A hardware uniprocessor build makes tasklet_trylock() always succeed. */
+static_assert(IS_ENABLED(CONFIG_SMP),
+	      "sroce relies on the tasklet RUN bit: build with CONFIG_SMP");
+
+static void sroce_task_kicked(struct timer_list *t)
+{
+	struct sroce_task *task = from_timer(task, t, kick);
+
+	sroce_task_sched(task);
+}
 
 static void sroce_task_tasklet(struct tasklet_struct *t)
 {
@@ -52,6 +67,7 @@ void sroce_task_init(struct sroce_task *task,
 	spin_lock_init(&task->lock);
 	task->stopped = false;
 	tasklet_setup(&task->tasklet, sroce_task_tasklet);
+	timer_setup(&task->kick, sroce_task_kicked, 0);
 }
 
 /**
@@ -106,11 +122,25 @@ void sroce_task_sched(struct sroce_task *task)
 }
 
 /**
+ * sroce_task_kick() - run an engine again a tick from now
+ * @task: the engine; nothing happens then if it is stopped
+ *
+ * Context: any.
+ */
+void sroce_task_kick(struct sroce_task *task)
+{
+	if (!timer_pending(&task->kick))
+		mod_timer(&task->kick, jiffies + 1);
+}
+
+/**
  * sroce_task_stop() - stop an engine until sroce_task_start()
  * @task: the engine
  *
- * On return the engine is neither running nor scheduled, and requests to
- * run or schedule it are ignored.
+ * On return the engine is neither running nor scheduled, nor will a kick
+ * schedule it, and requests to run or schedule it are ignored. Only a run
+ * of the engine kicks it, so once the run under way is over, the kick
+ * timer stays quiet too.
  *
  * Context: process.
  */
@@ -120,6 +150,7 @@ void sroce_task_stop(struct sroce_task *task)
 	task->stopped = true;
 	spin_unlock_irq(&task->lock);
 	tasklet_kill(&task->tasklet);
+	del_timer_sync(&task->kick);
 }
 
 /**

@@ -4,6 +4,7 @@
 
 #include <linux/interrupt.h>
 #include <linux/spinlock.h>
+#include <linux/timer.h>
 
 /**
  * struct sroce_task - one engine of a QP, run in a tasklet or inline
@@ -12,6 +13,7 @@
  * @lock: makes "is it stopped?" and "schedule it" one step
  * @stopped: the engine may not be scheduled or run; protected by @lock
  *	     for writers, read locklessly after winning the RUN bit
+ * @kick: schedules the engine a tick later (sroce_task_kick())
  *
  * The tasklet's RUN bit is the engine's lock: whoever holds it (the
  * tasklet itself, or a caller of sroce_task_run() that won it) is the only
@@ -22,12 +24,14 @@ struct sroce_task {
 	bool (*fn)(struct sroce_task *task);
 	spinlock_t lock;	/* see above */
 	bool stopped;
+	struct timer_list kick;
 };
 
 void sroce_task_init(struct sroce_task *task,
 		     bool (*fn)(struct sroce_task *task));
 void sroce_task_run(struct sroce_task *task);
 void sroce_task_sched(struct sroce_task *task);
+void sroce_task_kick(struct sroce_task *task);
 void sroce_task_stop(struct sroce_task *task);
 void sroce_task_start(struct sroce_task *task);
 
