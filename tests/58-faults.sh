@@ -18,6 +18,7 @@
 #   1b. Only packet buffer allocations failing (5%): UC and UD traffic
 #      must be exact, without --allow-loss: a buffer that cannot be had is
 #      tried again, never taken for sent (an empty message was, once).
+#      Both processes run on CPU 0, so that the veth cannot reorder.
 #   2. The same RC traffic with every engine run in its tasklet
 #      (engines_inline N), the path that the receive side takes when it
 #      loses the race for an engine.
@@ -101,8 +102,10 @@ done
 log "1b. only packet buffers failing (5%): nothing may be lost, UC and UD included"
 knobs_off
 set_rate alloc_fail 50000
-traffic "$tmp" --transport uc --qps 2 --ops 2000
-traffic "$tmp" --transport ud --qps 2 --ops 2000
+# On one CPU: packets a QP sends from two CPUs may overtake each other in
+# the veth's per-CPU queues, which UC takes for loss (datapath.md).
+TRAFFIC_WRAP="taskset -c 0" traffic "$tmp" --transport uc --qps 2 --ops 2000
+TRAFFIC_WRAP="taskset -c 0" traffic "$tmp" --transport ud --qps 2 --ops 2000
 for k in $kinds; do
 	set_rate "$k" 10000
 done

@@ -8,7 +8,9 @@
 #                           the client on sroce_b in namespace b, both with
 #                           OPTION...; fail unless both exit 0 and end with
 #                           "OK ... mismatches=0 peer_mismatches=0";
-#                           outputs in DIR/s and DIR/c
+#                           outputs in DIR/s and DIR/c; both run under
+#                           the command in $TRAFFIC_WRAP, if set (such as
+#                           "taskset -c 0")
 #   counter DEV NAME        the value of one of DEV's hw_counters
 
 _traffic_listening() {
@@ -42,15 +44,15 @@ traffic() {
 	shift
 	gid_a=$(gid_index sroce_a 192.0.2.1)
 	gid_b=$(gid_index sroce_b 192.0.2.2)
-	na sroce-traffic --server -d sroce_a -g "$gid_a" --timeout 150 \
+	na ${TRAFFIC_WRAP:-} sroce-traffic --server -d sroce_a -g "$gid_a" --timeout 150 \
 		>"$dir/s" 2>&1 &
 	pid=$!
 	if ! wait_server 10 "$pid" _traffic_listening; then
 		sed 's/^/  server: /' "$dir/s"
 		fail "sroce-traffic $*: the server exited before it listened"
 	fi
-	nb sroce-traffic --client 192.0.2.1 -d sroce_b -g "$gid_b" --timeout 150 \
-		"$@" >"$dir/c" 2>&1 || status_c=$?
+	nb ${TRAFFIC_WRAP:-} sroce-traffic --client 192.0.2.1 -d sroce_b -g "$gid_b" \
+		--timeout 150 "$@" >"$dir/c" 2>&1 || status_c=$?
 	wait "$pid" || status_s=$?
 	for side in s c; do
 		if ((status_s || status_c)) ||

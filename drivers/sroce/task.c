@@ -31,7 +31,9 @@
  *
  * An engine that cannot go on for want of memory asks to run again a tick
  * later (sroce_task_kick()), rather than at once: an engine that kept
- * rescheduling itself would only spin.
+ * rescheduling itself would only spin. It runs again on the same CPU: the
+ * packets a QP sends from two CPUs may overtake each other (a veth queues
+ * what it receives per CPU), which an unreliable QP takes for loss.
  */
 #include "fault.h"
 #include "task.h"
@@ -67,7 +69,8 @@ void sroce_task_init(struct sroce_task *task,
 	spin_lock_init(&task->lock);
 	task->stopped = false;
 	tasklet_setup(&task->tasklet, sroce_task_tasklet);
-	timer_setup(&task->kick, sroce_task_kicked, 0);
+	/* Pinned: the engine resumes on the CPU it ran on (see the DOC). */
+	timer_setup(&task->kick, sroce_task_kicked, TIMER_PINNED);
 }
 
 /**
