@@ -24,7 +24,10 @@
 #   log MSG...            print MSG
 #   fail MSG...           print MSG, exit 1 (the test fails)
 #   skip MSG...           print MSG, exit 77 (the test is skipped)
-#   wait_for SECS CMD...  poll CMD every 0.1 s until it succeeds
+#   wait_for SECS CMD...  poll CMD every 0.1 s until it succeeds (for SECS
+#                         times SROCE_TIMEOUT_SCALE)
+#   scaled SECS           print SECS times SROCE_TIMEOUT_SCALE, for a
+#                         test's own time limits (timeout $(scaled 120) ...)
 #   wait_server SECS PID CMD...  the same, but return 1 if process PID exits
 #   sroce_load            load sroce.ko and what it needs (no-op if loaded)
 #   sroce_unload          unload sroce, wait until it is gone
@@ -79,18 +82,32 @@ skip() {
 	exit 77
 }
 
-# wait_for SECONDS CMD...: SECONDS may have a fraction (0.5).
+# A slow kernel (the debug kernel: KASAN, lockdep) sets
+# SROCE_TIMEOUT_SCALE (scripts/vm-run); every time limit stretches by it.
+scaled() {
+	echo "$((${1:?usage: scaled SECONDS} * ${SROCE_TIMEOUT_SCALE:-1}))"
+}
+
+# "10s", or "10s x4" where the limit was scaled.
+scaled_text() {
+	local scale=${SROCE_TIMEOUT_SCALE:-1}
+
+	((scale == 1)) && echo "${1}s" || echo "${1}s x$scale"
+}
+
+# wait_for SECONDS CMD...: SECONDS may have a fraction (0.5); the limit is
+# SECONDS times SROCE_TIMEOUT_SCALE.
 wait_for() {
 	local secs=${1:?usage: wait_for SECONDS CMD...} frac='' limit start
 
 	shift
 	[[ $secs == *.* ]] && frac=${secs#*.}
 	frac=${frac}000000
-	limit=$((10#${secs%.*} * 1000000 + 10#${frac:0:6}))
+	limit=$(((10#${secs%.*} * 1000000 + 10#${frac:0:6}) * ${SROCE_TIMEOUT_SCALE:-1}))
 	start=${EPOCHREALTIME/./}
 	until "$@" >/dev/null 2>&1; do
 		if ((${EPOCHREALTIME/./} - start > limit)); then
-			fail "timed out after ${secs}s waiting for: $*"
+			fail "timed out after $(scaled_text "$secs") waiting for: $*"
 		fi
 		sleep 0.1
 	done
