@@ -7,12 +7,18 @@
 #                        tools (build/userspace/bin/)
 #   make KERNELRELEASE=R only kernel release R
 #   make check           build, then run the test suite in VMs
+#   make kernel-debug    build the debug kernel (KASAN, lockdep, UBSAN,
+#                        kmemleak, ...; scripts/kernel-debug)
+#   make check-debug     build sroce.ko against it, the provider and the
+#                        tools, then run the test suite on it
+#                        (TESTS="01-harness 40-pingpong" runs only those)
 #   make demo            build, then show two sroce devices in a VM
 #   make style           checkpatch, sparse and kernel-doc
 #   make clean           remove build/
 
 KERNELRELEASE ?=
 RELEASES := $(if $(KERNELRELEASE),$(KERNELRELEASE),$(shell scripts/kernels))
+TESTS ?=
 
 all: module provider tools
 
@@ -30,6 +36,16 @@ tools:
 check: all
 	scripts/check $(RELEASES)
 
+kernel-debug:
+	scripts/kernel-debug
+
+# The kernel directory that scripts/kernel-debug prints stands for a
+# release everywhere: build-module, check.
+check-debug: provider tools
+	dir=$$(scripts/kernel-debug) && \
+	scripts/build-module "$$dir" && \
+	scripts/check $(TESTS:%=-t %) "$$dir"
+
 style:
 	scripts/style $(RELEASES)
 
@@ -39,4 +55,4 @@ clean:
 demo: all
 	scripts/demo
 
-.PHONY: all module provider tools check style clean demo
+.PHONY: all module provider tools check kernel-debug check-debug style clean demo
