@@ -16,11 +16,13 @@
 #   read-bounds      READ 32 bytes past the end of the responder's MR
 #   no-remote-write  WRITE to an MR without IBV_ACCESS_REMOTE_WRITE
 #       requester: IBV_WC_REM_ACCESS_ERR, the next WR IBV_WC_WR_FLUSH_ERR;
-#       both QPs in ERR; the responder's two receives flushed (and the
-#       target untouched); a WR and a receive posted in ERR flushed too
+#       both QPs in ERR; the responder's QP gets IBV_EVENT_QP_ACCESS_ERR;
+#       the responder's two receives flushed (and the target untouched); a
+#       WR and a receive posted in ERR flushed too
 #   send-too-long    SEND of 256 B into a 64-byte receive: requester
 #       IBV_WC_REM_INV_REQ_ERR, responder receive IBV_WC_LOC_LEN_ERR, next
-#       receive flushed, both QPs in ERR
+#       receive flushed, both QPs in ERR, IBV_EVENT_QP_REQ_ERR for the
+#       responder's QP
 #   rnr-late         SEND with no receive posted (rnr_retry 7, min_rnr_timer
 #       1.28 ms); nothing completes for 200 ms; the receive is posted: both
 #       complete successfully, the bytes arrive, rnr_naks_sent (sroce_b) and

@@ -106,6 +106,21 @@ void sroce_av_to_attr(const struct sroce_av *av, struct rdma_ah_attr *attr)
 	memcpy(attr->roce.dmac, av->dmac, ETH_ALEN);
 }
 
+/*
+ * The AH table's lock is taken with interrupts disabled: a kernel consumer
+ * may create and destroy AHs with them disabled (the CM answers a SIDR
+ * request under a spinlock), where a bottom-half lock would re-enable
+ * softirqs. The data path only reads the table (req.c).
+ */
+static void ah_erase(struct sroce_dev *sdev, u32 ah_num)
+{
+	unsigned long flags;
+
+	xa_lock_irqsave(&sdev->ahs, flags);
+	__xa_erase(&sdev->ahs, ah_num);
+	xa_unlock_irqrestore(&sdev->ahs, flags);
+}
+
 /**
  * sroce_ah_create() - ib_device_ops.create_ah and create_user_ah
  * @ibah: the AH, allocated by the RDMA core
@@ -124,6 +139,7 @@ int sroce_ah_create(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		    GFP_KERNEL : GFP_ATOMIC;
 	struct sroce_ah *ah = to_sah(ibah);
 	struct sroce_create_ah_resp resp = {};
+	unsigned long flags;
 	int err;
 
 	err = sroce_av_from_attr(&ah->av, init_attr->ah_attr);
@@ -132,7 +148,9 @@ int sroce_ah_create(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 	err = sroce_dev_obj_get(sdev, SROCE_OBJ_AH);
 	if (err)
 		return err;
-	err = xa_alloc_bh(&sdev->ahs, &ah->ah_num, NULL, xa_limit_32b, gfp);
+	xa_lock_irqsave(&sdev->ahs, flags);
+	err = __xa_alloc(&sdev->ahs, &ah->ah_num, NULL, xa_limit_32b, gfp);
+	xa_unlock_irqrestore(&sdev->ahs, flags);
 	if (err)
 		goto err_put;
 	if (udata) {
@@ -142,11 +160,13 @@ int sroce_ah_create(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 		if (err)
 			goto err_erase;
 	}
-	xa_store_bh(&sdev->ahs, ah->ah_num, ah, gfp);
+	xa_lock_irqsave(&sdev->ahs, flags);
+	__xa_store(&sdev->ahs, ah->ah_num, ah, gfp);
+	xa_unlock_irqrestore(&sdev->ahs, flags);
 	return 0;
 
 err_erase:
-	xa_erase_bh(&sdev->ahs, ah->ah_num);
+	ah_erase(sdev, ah->ah_num);
 err_put:
 	sroce_dev_obj_put(sdev, SROCE_OBJ_AH);
 	return err;
@@ -166,7 +186,7 @@ int sroce_ah_destroy(struct ib_ah *ibah, u32 flags)
 {
 	struct sroce_dev *sdev = to_sdev(ibah->device);
 
-	xa_erase_bh(&sdev->ahs, to_sah(ibah)->ah_num);
+	ah_erase(sdev, to_sah(ibah)->ah_num);
 	sroce_dev_obj_put(sdev, SROCE_OBJ_AH);
 	return 0;
 }

@@ -402,7 +402,8 @@ static int sroce_dev_init(struct sroce_dev *sdev, struct net_device *ndev)
 	/* The data path looks QPs, AHs and keys up in softirq context. */
 	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
 	xa_init_flags(&sdev->srqs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
-	xa_init_flags(&sdev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
+	/* AHs may come and go with interrupts disabled (ah.c). */
+	xa_init_flags(&sdev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->keys, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
 	ida_init(&sdev->pd_ida);
 	mutex_init(&sdev->mcast_lock);

@@ -623,6 +623,8 @@ static void advance(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 /**
  * struct resp_error - what an error means (IBA 9.9.3, responder errors)
  * @nak: RC and XRC: the NAK code sent (IBA table 47)
+ * @event: RC and XRC: the affiliated asynchronous error raised as the QP
+ *	   enters the error state (IBA 11.6.3.1), 0 for none
  * @status: the completion status of the receive WQE held, if any
  * @local: the QP's own fault (a malformed receive WQE): the QP enters the
  *	   error state whatever its transport
@@ -630,6 +632,7 @@ static void advance(struct sroce_qp *qp, const struct sroce_pkt *pkt)
  */
 struct resp_error {
 	u8 nak;
+	enum ib_event_type event;
 	enum ib_wc_status status;
 	bool local;
 	enum sroce_stat drop;
@@ -641,16 +644,19 @@ static const struct resp_error resp_errors[] = {
 	},
 	[RESP_INV_REQ] = {
 		.nak = SROCE_NAK_INVALID_REQ,
+		.event = IB_EVENT_QP_REQ_ERR,
 		.status = IB_WC_REM_INV_REQ_ERR,
 		.drop = SROCE_STAT_RX_DROP_INVALID,
 	},
 	[RESP_LENGTH] = {
 		.nak = SROCE_NAK_INVALID_REQ,
+		.event = IB_EVENT_QP_REQ_ERR,
 		.status = IB_WC_LOC_LEN_ERR,
 		.drop = SROCE_STAT_RX_DROP_LENGTH,
 	},
 	[RESP_ACCESS] = {
 		.nak = SROCE_NAK_REM_ACCESS_ERR,
+		.event = IB_EVENT_QP_ACCESS_ERR,
 		.status = IB_WC_REM_ACCESS_ERR,
 		.drop = SROCE_STAT_RX_DROP_INVALID,
 	},
@@ -688,11 +694,13 @@ static void drop_msg(struct sroce_qp *qp)
 /*
  * A request failed (IBA 9.9.3; Documentation/responder-errors.md has the
  * whole table). RC and XRC (class B, C): an RNR NAK and nothing else, or
- * the NAK of IBA table 47, the receive WQE held completed in error and
- * the QP to the error state. UC and UD, which cannot tell the requester:
- * the message is dropped and counted (class D); a receive WQE held stays
- * for the next message, unless it came from an SRQ, which cannot take it
- * back: it completes in error, the QP going on (class E). A malformed
+ * the NAK of IBA table 47, the receive WQE held completed in error, the QP
+ * to the error state and, for an invalid request or an access error, the
+ * affiliated asynchronous error of IBA 11.6.3.1. UC and UD, which cannot
+ * tell the requester: the message is dropped and counted (class D); a
+ * receive WQE held stays for the next message, unless it came from an SRQ,
+ * which cannot take it back: it completes in error, the QP going on
+ * (class E). A malformed
  * receive WQE is the QP's own fault on every transport (class A).
  */
 static void resp_error(struct sroce_qp *qp, enum resp_result res, u32 psn)
@@ -712,7 +720,9 @@ static void resp_error(struct sroce_qp *qp, enum resp_result res, u32 psn)
 			send_ack(qp, SROCE_AETH_NAK | e->nak, psn);
 		}
 		fail_rwqe(qp, e->status);
-		sroce_qp_fail(qp, e->status);
+		if (sroce_qp_fail(qp, e->status) && e->event &&
+		    sroce_qp_is_reliable(qp))
+			sroce_qp_event(qp, e->event);
 		return;
 	}
 	sroce_stats_drop(&sdev->stats, e->drop);

@@ -195,6 +195,32 @@ static void dev_events(struct dev *d)
 	}
 }
 
+/*
+ * The affiliated asynchronous error @type must come for @e's QP within
+ * @ms (IBA 11.6.3.1); other events are printed on the way.
+ */
+static void expect_event(struct end *e, const char *what,
+			 enum ibv_event_type type, unsigned int ms)
+{
+	double end = now() + ms / 1000.0;
+	struct ibv_async_event ev;
+	bool seen = false;
+
+	while (!seen && now() < end) {
+		if (ibv_get_async_event(e->dev->ctx, &ev)) {
+			msleep(10);
+			continue;
+		}
+		if (ev.event_type == type && ev.element.qp == e->qp)
+			seen = true;
+		else
+			info("%s: async event %s", e->dev->name,
+			     tool_event_name(ev.event_type));
+		ibv_ack_async_event(&ev);
+	}
+	check(what, tool_event_name(type), seen ? tool_event_name(type) : "none");
+}
+
 static unsigned long counter(const struct dev *d, const char *name)
 {
 	char path[256];
@@ -515,6 +541,7 @@ static void access_error(struct end *a, struct end *b, enum ibv_wr_opcode op,
 	expect_no_wc(a, "requester: further completions", 50);
 	expect_state(a, "requester: QP state", IBV_QPS_ERR, 2000);
 	expect_state(b, "responder: QP state", IBV_QPS_ERR, 2000);
+	expect_event(b, "responder: async error", IBV_EVENT_QP_ACCESS_ERR, 2000);
 	expect_wc(b, "responder: 1st receive", 10, IBV_WC_WR_FLUSH_ERR, 2000);
 	expect_wc(b, "responder: 2nd receive", 11, IBV_WC_WR_FLUSH_ERR, 2000);
 	expect_no_wc(b, "responder: further completions", 50);
@@ -586,6 +613,7 @@ static void case_send_too_long(void)
 	expect_no_wc(&b, "responder: further completions", 50);
 	expect_state(&a, "requester: QP state", IBV_QPS_ERR, 2000);
 	expect_state(&b, "responder: QP state", IBV_QPS_ERR, 2000);
+	expect_event(&b, "responder: async error", IBV_EVENT_QP_REQ_ERR, 2000);
 	expect_send_flushed_in_err(&a);
 	expect_recv_flushed_in_err(&b);
 	pair_down(&a, &b);
