@@ -89,14 +89,14 @@ perf() {
 	[[ $prog == *_lat ]] && kind=lat
 	[[ $prog == ib_read_lat || $prog == ib_atomic_lat ]] && server_lines=0
 	[[ " $* " == *" -R "* ]] && ready=cm_listening
-	ip netns exec "$s" timeout 120 "$prog" -d "sroce_$s" -x "${gid[$s]}" -F "$@" \
+	ip netns exec "$s" timeout "$(scaled 120)" "$prog" -d "sroce_$s" -x "${gid[$s]}" -F "$@" \
 		>"$tmp/s" 2>&1 &
 	pid=$!
 	if ! wait_server 10 "$pid" "$ready" "$s"; then
 		sed 's/^/  server: /' "$tmp/s"
 		fail "$what: the server exited before it listened"
 	fi
-	ip netns exec "$c" timeout 120 "$prog" -d "sroce_$c" -x "${gid[$c]}" -F "$@" \
+	ip netns exec "$c" timeout "$(scaled 120)" "$prog" -d "sroce_$c" -x "${gid[$c]}" -F "$@" \
 		"${ip[$s]}" >"$tmp/c" 2>&1 || status_c=$?
 	wait "$pid" || status_s=$?
 	got_c=$(results "$tmp/c" "$kind" | wc -l)

@@ -29,6 +29,7 @@ udp6_in() {
 }
 
 topo_up
+topo_neigh_pin
 gids_a=$(gid_index sroce_a 192.0.2.1),$(gid_index sroce_a 2001:db8::1)
 gids_b=$(gid_index sroce_b 192.0.2.2),$(gid_index sroce_b 2001:db8::2)
 v6_before=$(udp6_in)

@@ -533,13 +533,7 @@ gid6_a=$(gid_index sroce_a 2001:db8::1)
 gid4_b=$(gid_index sroce_b 192.0.2.2)
 gid6_b=$(gid_index sroce_b 2001:db8::2)
 mac_a=$(na cat /sys/class/net/veth_a/address)
-mac_b=$(nb cat /sys/class/net/veth_b/address)
-# Modifying a QP to RTR resolves its peer's MAC: under a loaded TCG host
-# neighbour discovery may time out (ETIMEDOUT), so make it certain.
-na ip neigh replace 192.0.2.2 lladdr "$mac_b" dev veth_a nud permanent
-na ip neigh replace 2001:db8::2 lladdr "$mac_b" dev veth_a nud permanent
-nb ip neigh replace 192.0.2.1 lladdr "$mac_a" dev veth_b nud permanent
-nb ip neigh replace 2001:db8::1 lladdr "$mac_a" dev veth_b nud permanent
+topo_neigh_pin
 
 traffic --transport rc --qps 2 --ops 2000 ||
 	fail "before fuzzing: ${errors[*]}"

@@ -748,30 +748,33 @@ def followup(t, row):
 
 BACKLOG_MAX = 1024          # the test sets sroce's "backlog" parameter
 BACKLOG_READ = 64 << 20
-BACKLOG_FLOOD = 3000
+BACKLOG_READS = 8           # 512 MiB of response: a fast host must not
+BACKLOG_FLOOD = 3000        # finish it before the flood has arrived
 
 
 def backlog(args, peer, mem):
     """
     A QP's queue of requests waiting for its responder is bounded: while
-    the responder sends the response of a 64 MiB READ, during which it
-    takes no new request, the peer floods it with SENDs. At most
+    the responder sends the responses of eight 64 MiB READs, during which
+    it takes no new request, the peer floods it with SENDs. At most
     BACKLOG_MAX of them may wait; the others are dropped and counted in
     rx_drop_backlog. The QP is then destroyed in the middle of its READ
     response.
     """
     mem.fill()
-    row = Row('backlog', 'rc', None, '', [])
+    row = Row('backlog', 'rc', None, '', [], rd_atomic=2 * BACKLOG_READS)
     t = Target(args, peer, row, mem)
     big = MR(t.pd, BACKLOG_READ, REMOTE_ALL)
     try:
-        psn = RQ_PSN + BACKLOG_READ // MTU
+        reads = []
+        for i in range(BACKLOG_READS):
+            reads.append(read_req(t, big.buf, big.rkey, BACKLOG_READ).build())
+            t.next_psn(BACKLOG_READ // MTU)
         flood = []
         for i in range(BACKLOG_FLOOD):
-            flood.append(t.send_only(16, psn=psn + i).build())
+            flood.append(t.send_only(16, psn=t.psn + i).build())
         c0 = counters(args.dev)
-        peer.send(read_req(t, big.buf, big.rkey, BACKLOG_READ))
-        for data in flood:
+        for data in reads + flood:
             peer.send(data)
         time.sleep(2 * WAIT)
         c1 = counters(args.dev)

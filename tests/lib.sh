@@ -36,6 +36,8 @@
 #   topo_down             tear it down, whatever state it is in
 #   kernel_log_clean      no kernel complaint since the last call?
 #   gid_index DEV IP [TYPE]  print the GID table index of IP on DEV
+#   topo_neigh_pin        make each side's neighbour entries for the other
+#                         (IPv4, IPv6) permanent
 #
 # Each helper that cannot do its job calls fail, which exits the shell
 # it runs in: call helpers from the test's own shell, not from $(...) or
@@ -221,6 +223,23 @@ _gid_find() {
 gid_index() {
 	_gid_find "$1" "$(_gid_of "$2")" "${3:-RoCE v2}" ||
 		fail "$1 has no ${3:-RoCE v2} GID for $2"
+}
+
+# topo_neigh_pin: modifying a QP to RTR (or SQD to SQD with a new path)
+# resolves its peer's MAC through the neighbour table; on a loaded TCG
+# host, or a veth full of RoCE traffic, neighbour discovery can time out
+# and the modify fail with ETIMEDOUT. Tests about the driver pin them.
+topo_neigh_pin() {
+	local mac_a mac_b
+
+	mac_a=$(na cat /sys/class/net/veth_a/address)
+	mac_b=$(nb cat /sys/class/net/veth_b/address)
+	if ! na ip neigh replace 192.0.2.2 lladdr "$mac_b" dev veth_a nud permanent ||
+		! na ip neigh replace 2001:db8::2 lladdr "$mac_b" dev veth_a nud permanent ||
+		! nb ip neigh replace 192.0.2.1 lladdr "$mac_a" dev veth_b nud permanent ||
+		! nb ip neigh replace 2001:db8::1 lladdr "$mac_a" dev veth_b nud permanent; then
+		fail "cannot pin the neighbour entries"
+	fi
 }
 
 _port_active() {

@@ -432,6 +432,17 @@ static int modify_av(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
 	return err;
 }
 
+/* An AH resolves the peer's MAC too: the same. */
+static struct ibv_ah *create_ah(struct ibv_pd *pd, struct ibv_ah_attr *a)
+{
+	struct ibv_ah *ah;
+	int tries = 0;
+
+	while (!(ah = ibv_create_ah(pd, a)) && errno == ETIMEDOUT && ++tries < 10)
+		sleep_us(200000);
+	return ah;
+}
+
 static void modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask,
 		   const char *to)
 {
@@ -494,10 +505,15 @@ static void post_recv_a(struct pair *p, unsigned int slot)
 	struct ibv_recv_wr wr = { .wr_id = W_ARECV | slot, .sg_list = &sge,
 				  .num_sge = 1 }, *bad;
 
+	int err;
+
 	if (!p->aqp)
 		return;		/* destroyed by an event */
-	if (ibv_post_recv(p->aqp, &wr, &bad) && !removal_explains())
+	err = ibv_post_recv(p->aqp, &wr, &bad);
+	if (err && !removal_explains()) {
+		note("pair %u: posting a receive on A: %s", p->n, strerror(err));
 		p->dead = true;
+	}
 }
 
 static void post_recv_b(struct pair *p, unsigned int slot)
@@ -516,8 +532,10 @@ static void post_recv_b(struct pair *p, unsigned int slot)
 		return;		/* destroyed by an event */
 	else
 		err = ibv_post_recv(p->bqp, &wr, &bad);
-	if (err && !removal_explains())
+	if (err && !removal_explains()) {
+		note("pair %u: posting a receive on B: %s", p->n, strerror(err));
 		p->dead = true;
+	}
 }
 
 /* Wait for the completion of @wr_id on @cq; its status, or -1. */
@@ -623,6 +641,7 @@ static bool pair_build(struct pair *p)
 	int tacc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
 		   IBV_ACCESS_MW_BIND;
+	const char *step = "CQs";
 	unsigned int i;
 
 	memset(p->aop, 0, sizeof(p->aop));
@@ -644,6 +663,7 @@ static bool pair_build(struct pair *p)
 			       NULL, NULL, 0);
 	if (!p->acq || !p->bcq)
 		goto failed;
+	step = "MRs";
 	p->amr = ibv_reg_mr(dev_a.pd, p->abuf, A_SIZE, IBV_ACCESS_LOCAL_WRITE);
 	p->btmr = ibv_reg_mr(dev_b.pd, p->btbuf, B_TSIZE, tacc);
 	p->brmr = ibv_reg_mr(dev_b.pd, p->brbuf, B_RSIZE, IBV_ACCESS_LOCAL_WRITE);
@@ -652,12 +672,14 @@ static bool pair_build(struct pair *p)
 	p->alkey = p->amr->lkey;
 	p->btrkey = p->btmr->rkey;
 	p->brlkey = p->brmr->lkey;
+	step = "the SRQ";
 	if (p->kind == K_RC_SRQ) {
 		p->bsrq = ibv_create_srq(dev_b.pd, &sa);
 		if (!p->bsrq)
 			goto failed;
 		init.srq = p->bsrq;
 	}
+	step = "QPs";
 	p->aqp = create_requester(p);
 	init.send_cq = init.recv_cq = p->bcq;
 	p->bqp = ibv_create_qp(dev_b.pd, &init);
@@ -667,14 +689,16 @@ static bool pair_build(struct pair *p)
 		   0x100 * p->n, 0x100 * p->n + 7, 4);
 	connect_qp(p->bqp, &dev_b, &dev_a, p->aqp->qp_num, p->v6[1],
 		   0x100 * p->n + 7, 0x100 * p->n, 4);
+	step = "AHs";
 	if (p->type == IBV_QPT_UD) {
 		set_av(&ah, &dev_a, &dev_b, p->v6[0]);
-		p->aah = ibv_create_ah(dev_a.pd, &ah);
+		p->aah = create_ah(dev_a.pd, &ah);
 		set_av(&ah, &dev_b, &dev_a, p->v6[1]);
-		p->bah = ibv_create_ah(dev_b.pd, &ah);
+		p->bah = create_ah(dev_b.pd, &ah);
 		if (!p->aah || !p->bah)
 			goto failed;
 	}
+	step = "receives";
 	for (i = 0; i < RQ_DEPTH; i++) {
 		post_recv_a(p, i);
 		post_recv_b(p, i);
@@ -683,6 +707,7 @@ static bool pair_build(struct pair *p)
 	for (i = 0; i < DEPTH; i++)
 		pattern(~(uint64_t)(p->n * DEPTH + i), p->btbuf + B_RSRC +
 			i * SLOT, SLOT);
+	step = "the window";
 	if (p->type == IBV_QPT_RC) {
 		p->mw = ibv_alloc_mw(dev_b.pd, IBV_MW_TYPE_2);
 		if (!p->mw || !bind_window(p))
@@ -696,8 +721,9 @@ static bool pair_build(struct pair *p)
 failed:
 	if (removal_explains())
 		return false;
-	tool_die("pair %u (%s): building it failed: %s", p->n,
-		 kind_names[p->kind], strerror(errno));
+	tool_die("pair %u (%s): building it failed at %s: %s", p->n,
+		 kind_names[p->kind], step,
+		 p->dead ? "an error made it unusable (above)" : strerror(errno));
 }
 
 /* Destroy what @p has; with @check, each destroy must work. */

@@ -188,6 +188,7 @@ struct tqp {
 	uint32_t accounted, distinct, dups, sent_limit;
 	uint32_t rx_count[K_NR];
 	double last_rx;
+	double credit_at;	/* --allow-loss: when credit was last forced */
 };
 
 static struct options {
@@ -1490,8 +1491,25 @@ static void post_recvs(struct tqp *t)
 /* Tell the peer how far it may go, before it has to wait. */
 static void send_credit(struct tqp *t, bool force)
 {
-	uint32_t limit = c.p.allow_loss ? t->accounted + (t->wposted - t->wdone) : t->wposted;
-	uint64_t w[2] = { t->idx, limit };
+	uint32_t limit;
+	uint64_t w[2];
+
+	/*
+	 * --allow-loss: credit follows the messages that arrive, so a burst
+	 * that loses all the peer could send (a full queue somewhere on a
+	 * loaded host) would leave it waiting for credit for ever. After a
+	 * quiet while, what it may have sent is taken for lost. Not
+	 * last_rx: that is when a message last came (rx_done_qp()).
+	 */
+	if (c.p.allow_loss && !c.peer_tx_done && t->sent_limit > t->accounted &&
+	    now() > (t->last_rx > t->credit_at ? t->last_rx : t->credit_at) + IDLE_SECS) {
+		t->accounted = t->sent_limit;
+		t->credit_at = now();
+		force = true;
+	}
+	limit = c.p.allow_loss ? t->accounted + (t->wposted - t->wdone) : t->wposted;
+	w[0] = t->idx;
+	w[1] = limit;
 
 	if (limit <= t->sent_limit && !force)
 		return;
@@ -2063,6 +2081,7 @@ static void bring_up(void)
 	for (q = 0; q < c.p.qps; q++) {
 		connect_qp(&c.qp[q]);
 		post_recvs(&c.qp[q]);
+		c.qp[q].last_rx = now();
 		send_credit(&c.qp[q], true);
 	}
 	send_msg(M_READY, NULL, 0);
