@@ -25,10 +25,12 @@
 # FIRST whose RETH says 0 bytes, packets from a spoofed source, UD
 # datagrams longer than their receive buffer.
 #
-# Every row runs over IPv4; a selection again over IPv6. Then, while the
-# responder sends a 64 MiB READ response, the peer floods 3000 SENDs: at
-# most "backlog" (the module parameter, set to 1024 for it) may wait, the
-# rest must be dropped and counted, and the QP destroyed in mid-response.
+# Every row runs over IPv4; a selection again over IPv6. Then, with
+# sroce_a's responders held (the resp_hold knob in debugfs), the peer
+# sends a 64 MiB READ and floods 3000 SENDs: at most "backlog" (the
+# module parameter, set to 1024 for it) may wait, the rest must be
+# dropped and counted; released, the responder must answer the READ
+# first, and the QP is destroyed in mid-response, its queue full.
 # The table in
 # Documentation/responder-errors.md must be the one the script prints.
 # The kernel must not complain.
@@ -74,8 +76,10 @@ run 2001:db8::1 2001:db8::2 --only rc-send --only rc-send-too-long \
 	--only rc-spoofed-source --only uc-send-too-long --only ud-send \
 	--only ud-too-long --only xrc-send --only mw-t2-zb-fetch-add \
 	--only mw-t1-zb-aligned
-# A flood while the responder sends a long READ response: the QP's
-# request queue is bounded and the excess counted (rx_drop_backlog).
+# A flood while the responder is held: the QP's request queue is bounded
+# and the excess counted (rx_drop_backlog).
+mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug ||
+	fail "cannot mount debugfs"
 backlog=/sys/module/sroce/parameters/backlog
 read -r default_backlog <"$backlog"
 echo 1024 >"$backlog"

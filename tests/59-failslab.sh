@@ -8,10 +8,14 @@
 #   netns a: sroce_a on veth_a 192.0.2.1  <==>  netns b: sroce_b on veth_b 192.0.2.2
 #
 # Needs the kernel's fault injection (failslab, fail_page_alloc: the
-# debug kernel of scripts/kernel-debug); skipped without it. With
-# task-filter, only processes that wrote 1 to /proc/self/make-it-fail see
-# allocations fail, 10% of them (slab) and 2% (pages), whatever their
-# flags:
+# debug kernel of scripts/kernel-debug, with its stack trace filter);
+# skipped without it. With task-filter, only processes that wrote 1 to
+# /proc/self/make-it-fail see allocations fail, and with require-start
+# and require-end only those made with sroce's code on the stack (but not
+# under vmalloc, which reports each failure with a stack trace): 10% of
+# them (slab) and 2% (pages), whatever their flags. (Failing every
+# allocation of the process failed its exec and its loader's reads over
+# 9p, and left 9p unable to open files for every process after.)
 #
 #   - sroce-badinput (some 260 create, modify and destroy calls),
 #     sroce-hold (some 250 objects of every kind, killed), and short
@@ -50,12 +54,53 @@ trap cleanup EXIT
 mountpoint -q $dbg || mount -t debugfs none $dbg || fail "cannot mount debugfs"
 [[ -d $dbg/failslab && -d $dbg/fail_page_alloc ]] ||
 	skip "no failslab/fail_page_alloc: this kernel has no fault injection (make check-debug)"
+[[ -e $dbg/failslab/require-start ]] ||
+	skip "no stack trace filter for fault injection (CONFIG_FAULT_INJECTION_STACKTRACE_FILTER): rebuild the debug kernel (make kernel-debug)"
 
-# arm ATTR PERCENT: fail PERCENT% of the allocations of marked processes.
+# sroce_text: "START END", the addresses of sroce's code (its text
+# symbols, with a page of slack for the last function).
+sroce_text() {
+	local addr type name mod a lo= hi=
+
+	# Kernel addresses are in the upper half: as bash's signed numbers
+	# they are negative, and still in order.
+	while read -r addr type name mod; do
+		[[ $type == [tT] ]] || continue
+		a=$((16#$addr))
+		[[ -n $lo ]] && ((a >= lo)) || lo=$a
+		[[ -n $hi ]] && ((a <= hi)) || hi=$a
+	done < <(grep -F '[sroce]' /proc/kallsyms)
+	# Zeroes: kptr_restrict hides the addresses.
+	[[ -n $lo ]] && ((lo != 0)) || return 1
+	printf '%#x %#x\n' "$lo" "$((hi + 4096))"
+}
+
+# vmalloc_text: "START END" of the function under vmalloc_user(), which
+# sroce's rings come from: its failures are excepted (reject-start,
+# reject-end), as vmalloc reports every failure with a stack trace
+# ("vmalloc error: ..."), which no flag of vmalloc_user() can turn off.
+vmalloc_text() {
+	awk '
+	found { print "0x" start, "0x" $1; exit }
+	$2 ~ /^[tT]$/ && $3 ~ /^__vmalloc_node_range(_noprof)?$/ {
+		start = $1
+		found = 1
+	}' /proc/kallsyms
+}
+
+# arm ATTR PERCENT: fail PERCENT% of the allocations of marked processes
+# made with sroce's code on the stack. Only those: failing every
+# allocation of a process also fails its exec, its dynamic loader's
+# reads over 9p, and leaves 9p failing opens for every process after.
 arm() {
 	local d=$dbg/$1
 
 	echo 1 >"$d/task-filter"
+	echo "$text_start" >"$d/require-start"
+	echo "$text_end" >"$d/require-end"
+	echo "$reject_start" >"$d/reject-start"
+	echo "$reject_end" >"$d/reject-end"
+	echo 32 >"$d/stacktrace-depth"
 	echo 0 >"$d/interval" 2>/dev/null || echo 1 >"$d/interval"
 	echo "$times" >"$d/times"
 	echo 0 >"$d/space"
@@ -87,10 +132,19 @@ failing() {
 		tail -n 20 "$tmp/out"
 		fail "$1 hung with failing allocations"
 	}
+	((status != 126 && status != 127)) || {
+		tail -n 20 "$tmp/out"
+		fail "$1 did not start (status $status): allocations outside sroce failed"
+	}
 	log "  $1: exit status $status, $(wc -l <"$tmp/out") lines of output"
 }
 
 topo_up
+read -r text_start text_end < <(sroce_text) ||
+	fail "sroce's code is not in /proc/kallsyms"
+read -r reject_start reject_end < <(vmalloc_text) ||
+	fail "no __vmalloc_node_range in /proc/kallsyms"
+log "sroce's code: $text_start to $text_end; not under $reject_start to $reject_end (vmalloc)"
 before_a=$(rdma resource show sroce_a)
 before_b=$(rdma resource show sroce_b)
 gid_a=$(gid_index sroce_a 192.0.2.1)

@@ -10,8 +10,8 @@
 #     (RC, RC with an SRQ on the responder, UC, UD, RC: every opcode both
 #      ways, every byte checked; see userspace/tools/sroce-stress.c)
 #
-# SROCE_STRESS_CYCLES (default 10; 1000 for the debug kernel) sets the
-# amount of work:
+# SROCE_STRESS_CYCLES (default 10; a cycle costs about 9 s on Debian's
+# kernels, more on the debug kernel) sets the amount of work:
 #
 #   1. Churn: one sroce-stress run with 10 x CYCLES events, one every
 #      150 ms on a random pair, under its traffic: the responder's or the
@@ -90,7 +90,7 @@ stress() {
 
 	shift
 	sroce-stress -d sroce_a -g "$ga" -6 "$ga6" -D sroce_b -G "$gb" \
-		-7 "$gb6" "$@" >"$out" 2>&1 &
+		-7 "$gb6" --removal-ms "$(scaled 3000)" "$@" >"$out" 2>&1 &
 	stress=$!
 }
 
@@ -148,20 +148,20 @@ strike() {
 		;;
 	link-del)
 		victim=sroce_$([[ $((n % 2)) == 0 ]] && echo a || echo b)
-		timeout 60 rdma link del "$victim" ||
+		timeout "$(scaled 60)" rdma link del "$victim" ||
 			fail "cycle $n: rdma link del $victim under traffic: status $?"
 		;;
 	veth-del)
-		timeout 60 ip -n a link del veth_a ||
+		timeout "$(scaled 60)" ip -n a link del veth_a ||
 			fail "cycle $n: deleting veth_a under traffic: status $?"
 		;;
 	netns-del)
 		victim=$([[ $((n % 2)) == 0 ]] && echo a || echo b)
-		timeout 60 ip netns del "$victim" ||
+		timeout "$(scaled 60)" ip netns del "$victim" ||
 			fail "cycle $n: ip netns del $victim under traffic: status $?"
 		;;
 	rmmod)
-		timeout 60 rmmod sroce ||
+		timeout "$(scaled 60)" rmmod sroce ||
 			fail "cycle $n: rmmod sroce under traffic: status $?"
 		;;
 	esac
@@ -235,11 +235,11 @@ gids
 base_a=$(resources sroce_a)
 base_b=$(resources sroce_b)
 for transport in rc ud; do
-	na sroce-traffic --server -d sroce_a -g "$ga" --timeout 120 >"$tmp/ts" 2>&1 &
+	na sroce-traffic --server -d sroce_a -g "$ga" --timeout "$(scaled 120)" >"$tmp/ts" 2>&1 &
 	pid=$!
 	wait_server 10 "$pid" listening || fail "sroce-traffic: the server did not start"
 	status=0
-	nb sroce-traffic --client 192.0.2.1 -d sroce_b -g "$gb" --timeout 120 \
+	nb sroce-traffic --client 192.0.2.1 -d sroce_b -g "$gb" --timeout "$(scaled 120)" \
 		--transport "$transport" --qps 4 --ops 4000 >"$tmp/tc" 2>&1 || status=$?
 	wait "$pid" || status=$((status | $?))
 	if ((status)) || ! grep -q 'OK .* mismatches=0 peer_mismatches=0' "$tmp/tc"; then

@@ -44,7 +44,7 @@ traffic() {
 	shift
 	gid_a=$(gid_index sroce_a 192.0.2.1)
 	gid_b=$(gid_index sroce_b 192.0.2.2)
-	na ${TRAFFIC_WRAP:-} sroce-traffic --server -d sroce_a -g "$gid_a" --timeout 150 \
+	na ${TRAFFIC_WRAP:-} sroce-traffic --server -d sroce_a -g "$gid_a" --timeout "$(scaled 150)" \
 		>"$dir/s" 2>&1 &
 	pid=$!
 	if ! wait_server 10 "$pid" _traffic_listening; then
@@ -52,7 +52,7 @@ traffic() {
 		fail "sroce-traffic $*: the server exited before it listened"
 	fi
 	nb ${TRAFFIC_WRAP:-} sroce-traffic --client 192.0.2.1 -d sroce_b -g "$gid_b" \
-		--timeout 150 "$@" >"$dir/c" 2>&1 || status_c=$?
+		--timeout "$(scaled 150)" "$@" >"$dir/c" 2>&1 || status_c=$?
 	wait "$pid" || status_s=$?
 	for side in s c; do
 		if ((status_s || status_c)) ||

@@ -11,7 +11,11 @@
  * - tx_drop, tx_dup, tx_reorder, tx_corrupt, rx_drop, rx_dup, rx_reorder,
  *   rx_corrupt, alloc_fail: parts per million (0, the default, is off;
  *   1000000 is every packet);
- * - hits (read only): how many faults of each kind were injected.
+ * - hits (read only): how many faults of each kind were injected;
+ * - resp_hold (Y/N): the responders of the device's QPs take no request
+ *   while it is Y, so that a test can fill a QP's request queue up to its
+ *   bound (the backlog parameter) whatever the speed of the host; after N
+ *   a responder runs again with its QP's next packet.
  *
  * A damaged packet has one byte after its UDP header flipped once its
  * ICRC is computed, as a wire would damage it, so the receiver's ICRC
@@ -273,6 +277,18 @@ void sroce_fault_publish(struct sroce_dev *sdev)
 	for (i = 0; i < SROCE_FAULT_NUM; i++)
 		debugfs_create_u32(fault_names[i], 0600, f->dir, &f->rate[i]);
 	debugfs_create_file("hits", 0400, f->dir, f, &hits_fops);
+	debugfs_create_bool("resp_hold", 0600, f->dir, &f->resp_hold);
+}
+
+/**
+ * sroce_fault_resp_held() - may the device's responders take requests?
+ * @sdev: the device
+ *
+ * Return: true while a test holds them (resp_hold).
+ */
+bool sroce_fault_resp_held(struct sroce_dev *sdev)
+{
+	return READ_ONCE(sdev->fault.resp_hold);
 }
 
 /**

@@ -45,6 +45,9 @@ enum sroce_fault_kind {
  * @held_rx: packets received, held back to be reordered
  * @timer: releases what is held
  * @dead: the device is going away: nothing more is held
+ * @resp_hold: the responders of the device's QPs take no request: they
+ *	       wait in the QPs' queues, bounded by the backlog parameter;
+ *	       set through debugfs, read locklessly
  * @dir: the device's debugfs directory
  */
 struct sroce_fault {
@@ -55,6 +58,7 @@ struct sroce_fault {
 	struct sk_buff_head held_rx;
 	struct timer_list timer;
 	bool dead;
+	bool resp_hold;
 	struct dentry *dir;
 };
 
@@ -72,6 +76,7 @@ void sroce_fault_init(struct sroce_dev *sdev);
 void sroce_fault_publish(struct sroce_dev *sdev);
 void sroce_fault_fini(struct sroce_dev *sdev);
 bool sroce_fault_alloc(struct sroce_dev *sdev);
+bool sroce_fault_resp_held(struct sroce_dev *sdev);
 enum sroce_fault_verdict sroce_fault_tx(struct sroce_dev *sdev,
 					struct sk_buff *skb, bool loop);
 enum sroce_fault_verdict sroce_fault_rx(struct sroce_dev *sdev,

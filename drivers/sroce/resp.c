@@ -1099,6 +1099,8 @@ static bool resp_engine(struct sroce_task *task)
 		skb_queue_purge(&resp->req_pkts);
 		return flush_rq(qp);
 	}
+	if (sroce_fault_resp_held(qp_dev(qp)))
+		return false;
 	while (budget > 0) {
 		if (resp->read.active) {
 			sent = send_read_resp(qp, budget);

@@ -78,6 +78,8 @@
  *
  * --gap-ms MS sets the time between events; --min-ms MS (default 1000)
  * the least time the traffic runs after "ready" when it stops on its own;
+ * --removal-ms MS (default 3000) how long an error may wait for the
+ * removal event that explains it (longer on a slow kernel);
  * --verbose prints each event, what became of each SQD dance and, once a
  * second, the operations in flight; --inject data flips one byte of the
  * 100th received message longer than 100 bytes before it is checked, to
@@ -416,6 +418,7 @@ static void fifo_push(struct fifo *f, uint64_t id, uint32_t len,
 
 static bool removed_now(void);
 static bool removal_explains(void);
+static unsigned long removal_ms = 3000;
 
 /*
  * A modify with an address vector makes the RDMA core resolve the peer's
@@ -815,7 +818,7 @@ static bool removal_explains(void)
 {
 	uint64_t t0 = now_ms();
 
-	while (!removed_now() && now_ms() - t0 < 3000)
+	while (!removed_now() && now_ms() - t0 < removal_ms)
 		sleep_us(10000);
 	return removed;
 }
@@ -1910,7 +1913,7 @@ static void usage(int status)
 		"usage: sroce-stress -d DEV -g GID -6 GID6 -D PEER_DEV -G PEER_GID -7 PEER_GID6\n"
 		"                    [--events N | --forever] [--pairs N] [--only EVENT,...]\n"
 		"                    [--seed S] [--gap-ms MS] [--min-ms MS] [--verbose]\n"
-		"                    [--inject data]\n"
+		"                    [--removal-ms MS] [--inject data]\n"
 		"Events: qp-responder qp-requester mr mw cq sqd reset\n"
 		"See the comment at the top of sroce-stress.c.\n");
 	exit(status);
@@ -1949,6 +1952,7 @@ int main(int argc, char **argv)
 		{ "seed", required_argument, NULL, 's' },
 		{ "gap-ms", required_argument, NULL, 'm' },
 		{ "min-ms", required_argument, NULL, 'M' },
+		{ "removal-ms", required_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "inject", required_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1976,6 +1980,7 @@ int main(int argc, char **argv)
 		case 's': seed = strtoull(optarg, NULL, 0); break;
 		case 'm': gap_ms = tool_number(optarg, 600000); break;
 		case 'M': min_ms = tool_number(optarg, 86400000); break;
+		case 'R': removal_ms = tool_number(optarg, 600000); break;
 		case 'v': verbose = true; break;
 		case 'I':
 			if (strcmp(optarg, "data"))
