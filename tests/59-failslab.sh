@@ -13,7 +13,8 @@
 # /proc/self/make-it-fail see allocations fail, and with require-start
 # and require-end only those made with sroce's code on the stack (but not
 # under vmalloc, which reports each failure with a stack trace): 10% of
-# them (slab) and 2% (pages), whatever their flags. (Failing every
+# them (slab) and 2% (pages) in a first round, 3% and 1% in a second,
+# 1% and 1% in a third, whatever their flags. (Failing every
 # allocation of the process failed its exec and its loader's reads over
 # 9p, and left 9p unable to open files for every process after.)
 #
@@ -35,6 +36,7 @@ set -e
 dbg=/sys/kernel/debug
 tmp=$(mktemp -d)
 times=1000000
+declare -A armed=()
 
 attrs_off() {
 	local a
@@ -102,7 +104,11 @@ arm() {
 	echo "$reject_end" >"$d/reject-end"
 	echo 32 >"$d/stacktrace-depth"
 	echo 0 >"$d/interval" 2>/dev/null || echo 1 >"$d/interval"
-	echo "$times" >"$d/times"
+	# Once: what is left of it counts the failures of every round.
+	if [[ -z ${armed[$1]:-} ]]; then
+		echo "$times" >"$d/times"
+		armed[$1]=1
+	fi
 	echo 0 >"$d/space"
 	echo 1 >"$d/verbose"
 	[[ ! -e $d/ignore-gfp-wait ]] || echo N >"$d/ignore-gfp-wait"
@@ -136,7 +142,8 @@ failing() {
 		tail -n 20 "$tmp/out"
 		fail "$1 did not start (status $status): allocations outside sroce failed"
 	}
-	log "  $1: exit status $status, $(wc -l <"$tmp/out") lines of output"
+	log "  $1: exit status $status, $(wc -l <"$tmp/out") lines of output;" \
+		"the last: $(tail -n 1 "$tmp/out" | cut -c1-120)"
 }
 
 topo_up
@@ -150,10 +157,12 @@ before_b=$(rdma resource show sroce_b)
 gid_a=$(gid_index sroce_a 192.0.2.1)
 gid_b=$(gid_index sroce_b 192.0.2.2)
 
-arm failslab 10
-arm fail_page_alloc 2
-for round in 1 2 3; do
-	log "round $round"
+# Round by round fewer failures, so that the tools get further each time
+# (at 10% most stop at opening the device).
+for pct in 10 3 1; do
+	arm failslab "$pct"
+	arm fail_page_alloc "$((pct > 2 ? 2 : 1))"
+	log "round: ${pct}% of slab allocations fail"
 	failing sroce-badinput -d sroce_a -g "$gid_a" -r 192.0.2.2
 	failing sroce-hold -d sroce_b -g "$gid_b" -r 192.0.2.1 -n 60 -t 3
 	na sroce-traffic --server -d sroce_a -g "$gid_a" --timeout 60 \
