@@ -36,7 +36,6 @@ set -e
 dbg=/sys/kernel/debug
 tmp=$(mktemp -d)
 times=1000000
-declare -A armed=()
 
 attrs_off() {
 	local a
@@ -104,11 +103,6 @@ arm() {
 	echo "$reject_end" >"$d/reject-end"
 	echo 32 >"$d/stacktrace-depth"
 	echo 0 >"$d/interval" 2>/dev/null || echo 1 >"$d/interval"
-	# Once: what is left of it counts the failures of every round.
-	if [[ -z ${armed[$1]:-} ]]; then
-		echo "$times" >"$d/times"
-		armed[$1]=1
-	fi
 	echo 0 >"$d/space"
 	echo 1 >"$d/verbose"
 	[[ ! -e $d/ignore-gfp-wait ]] || echo N >"$d/ignore-gfp-wait"
@@ -157,6 +151,9 @@ before_b=$(rdma resource show sroce_b)
 gid_a=$(gid_index sroce_a 192.0.2.1)
 gid_b=$(gid_index sroce_b 192.0.2.2)
 
+# Set once: what is left of it counts the failures of every round.
+echo "$times" >"$dbg/failslab/times"
+echo "$times" >"$dbg/fail_page_alloc/times"
 # Round by round fewer failures, so that the tools get further each time
 # (at 10% most stop at opening the device).
 for pct in 10 3 1; do

@@ -126,16 +126,6 @@ fuzz_param() {
 	echo "$2"
 }
 
-# limit SECONDS: a time limit of the test's own, stretched on a slow
-# (debug) kernel where lib.sh knows how.
-limit() {
-	if declare -F scaled >/dev/null; then
-		scaled "$1"
-	else
-		echo "$1"
-	fi
-}
-
 tmp=$(mktemp -d)
 packets=$(fuzz_param PACKETS 400000)
 seed=$(fuzz_param SEED $(( (RANDOM << 30 | RANDOM << 15 | RANDOM) )))
@@ -207,7 +197,7 @@ cm_listening() {
 traffic() {
 	local pid status_s=0 status_c=0 side
 
-	na sroce-traffic --server -d sroce_a -g "$gid4_a" --timeout "$(limit 120)" \
+	na sroce-traffic --server -d sroce_a -g "$gid4_a" --timeout "$(scaled 120)" \
 		>"$tmp/s" 2>&1 &
 	pid=$!
 	if ! wait_server 10 "$pid" listening; then
@@ -216,7 +206,7 @@ traffic() {
 		return 1
 	fi
 	nb sroce-traffic --client 192.0.2.1 -d sroce_b -g "$gid4_b" \
-		--timeout "$(limit 120)" "$@" >"$tmp/c" 2>&1 || status_c=$?
+		--timeout "$(scaled 120)" "$@" >"$tmp/c" 2>&1 || status_c=$?
 	wait "$pid" || status_s=$?
 	for side in s c; do
 		if ((status_s || status_c)) ||
@@ -235,7 +225,7 @@ traffic() {
 rping_check() {
 	local addr=$1 status_s=0 status_c=0 pings
 
-	na timeout "$(limit 60)" rping -s -a "$addr" -V -v -C 20 -S 1000 \
+	na timeout "$(scaled 60)" rping -s -a "$addr" -V -v -C 20 -S 1000 \
 		>"$tmp/rs" 2>&1 &
 	rping_pid=$!
 	if ! wait_server 10 "$rping_pid" cm_listening; then
@@ -244,7 +234,7 @@ rping_check() {
 		rping_pid=
 		return 1
 	fi
-	nb timeout "$(limit 60)" rping -c -a "$addr" -V -v -C 20 -S 1000 \
+	nb timeout "$(scaled 60)" rping -c -a "$addr" -V -v -C 20 -S 1000 \
 		>"$tmp/rc" 2>&1 || status_c=$?
 	if ((status_c)); then
 		kill -KILL "$rping_pid" 2>/dev/null || true

@@ -507,7 +507,6 @@ static void post_recv_a(struct pair *p, unsigned int slot)
 	};
 	struct ibv_recv_wr wr = { .wr_id = W_ARECV | slot, .sg_list = &sge,
 				  .num_sge = 1 }, *bad;
-
 	int err;
 
 	if (!p->aqp)
