@@ -146,18 +146,22 @@ rping_pair() {
 		"($((SECONDS - t0)) s)"
 }
 
-# bw_result FILE [NOCLOCK]: the last result line's average bandwidth,
-# "unmeasured" if perftest could not time it (or NOCLOCK is 1: the server
-# of a test the client measures prints the client's figures, without the
-# client's warning), nothing if there is no such line.
+# bw_result FILE [NOCLOCK]: the last result line's average bandwidth, or
+# its message rate if the bandwidth rounds to 0.00 MB/s (8-byte atomics
+# on a slow debug kernel), "unmeasured" if perftest could not time it (or
+# NOCLOCK is 1: the server of a test the client measures prints the
+# client's figures, without the client's warning), nothing if there is
+# no such line.
 bw_result() {
 	awk -v noclock="${2:-0}" '
 		$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 5 {
 			r = ""
-			if (noclock && $4 + 0 == 0)
+			if (noclock && $4 + 0 == 0 && $5 + 0 == 0)
 				r = "unmeasured"
 			else if ($4 + 0 > 0)
 				r = $4 " MB/s"
+			else if ($5 + 0 > 0)
+				r = $5 " Mpps"
 			noclock = 0
 		}
 		/Correlation coefficient/ { noclock = 1 }
