@@ -1,0 +1,303 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Tables, CSV files and a chart from a scripts/bench-wire run.
+
+Usage: bench-wire-report.py DIR
+
+Reads the "@" lines of DIR/console-2.log (VM 2 drives the benchmark and
+prints every result) and writes DIR/rounds.csv, results.csv, cpu.csv,
+sizes.csv, counters.csv and bw-vs-size.png (if matplotlib is there); prints the tables
+as Markdown. Exit status 1 if the console holds no result.
+"""
+import csv
+import os
+import re
+import statistics
+import sys
+
+FIGURES = [
+    # name, label, unit, column of the @run line, higher is better
+    ("write_bw_64k", "ib_write_bw 64 KiB", "MB/s", 0, True),
+    ("write_bw_4k", "ib_write_bw 4 KiB", "MB/s", 0, True),
+    ("send_bw_64k", "ib_send_bw 64 KiB", "MB/s", 0, True),
+    ("read_bw_64k", "ib_read_bw 64 KiB", "MB/s", 0, True),
+    ("write_bw_64k_q8", "ib_write_bw 64 KiB, 8 QPs", "MB/s", 0, True),
+    ("write_bw_64k_q64", "ib_write_bw 64 KiB, 64 QPs", "MB/s", 0, True),
+    ("write_lat_2b", "ib_write_lat 2 B typical", "usec", 0, False),
+    ("write_lat_2b_p99", "ib_write_lat 2 B 99th pct", "usec", 1, False),
+]
+CONFIGS = ("rxe", "sroce", "rxe-lo", "sroce-lo")
+PAIRS = (("two hosts", "rxe", "sroce"), ("loopback", "rxe-lo", "sroce-lo"))
+
+
+def num(s):
+    try:
+        return float(s)
+    except ValueError:
+        return None
+
+
+def read_console(path):
+    """The well-formed "@" lines, the info dict and the @end count."""
+    rows, info, end = [], {}, None
+    with open(path, errors="replace") as f:
+        for line in f:
+            w = line.split()
+            if not w or not w[0].startswith("@"):
+                continue
+            kind = w[0][1:]
+            try:
+                if kind == "end":
+                    end = int(w[1])
+                elif kind == "info" and len(w) == 3:
+                    info[w[1]] = w[2]
+                    rows.append(w)
+                elif kind == "run" and len(w) >= 5 and w[3] in CONFIGS:
+                    rows.append(w)
+                elif kind == "cpu" and len(w) == 12 and w[3] in CONFIGS:
+                    [int(x) for x in w[4:]]
+                    rows.append(w)
+                elif kind == "ctr" and len(w) == 6 and w[2] in CONFIGS:
+                    int(w[5])
+                    rows.append(w)
+                elif kind == "size" and len(w) == 4 and w[1] in CONFIGS:
+                    int(w[2])
+                    rows.append(w)
+            except ValueError:
+                pass
+    return rows, info, end
+
+
+def med(vals):
+    vals = [v for v in vals if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+def fmt(v):
+    if v is None:
+        return "n/a"
+    return f"{v:.0f}" if v >= 1000 else f"{v:.3g}" if v < 10 else f"{v:.1f}"
+
+
+def cell(vals):
+    good = [v for v in vals if v is not None]
+    s = fmt(med(vals))
+    if len(good) > 1:
+        s += f" ({fmt(min(good))}-{fmt(max(good))})"
+    if len(good) < len(vals):
+        s += f" [{len(vals) - len(good)} failed]"
+    return s
+
+
+def ratio(ref, x, higher):
+    if not ref or not x:
+        return None
+    return x / ref if higher else ref / x
+
+
+def rfmt(r):
+    return "n/a" if r is None else f"{r:.2f}"
+
+
+def main():
+    out = sys.argv[1]
+    rows, info, end = read_console(os.path.join(out, "console-2.log"))
+    if not rows:
+        print("bench: no results in console-2.log", file=sys.stderr)
+        return 1
+    if end is None:
+        print("bench: VM 2 did not finish: the results are partial", file=sys.stderr)
+    elif end != len(rows):
+        print(f"bench: {end - len(rows)} result lines lost on the console",
+              file=sys.stderr)
+    kernel = info.get("kernel", "?")
+    hz = float(info.get("hz", "100"))
+
+    runs = {}   # (figure, config) -> [value per round]
+    cpu = {}    # (figure, config) -> [(s/GB, s/Mmsg, vm2 s, vm1 s)]
+    sweep = {}  # config -> {size: MB/s}
+    with open(os.path.join(out, "rounds.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["kernel", "round", "figure", "config", "value", "unit"])
+        for r in rows:
+            if r[0] != "@run":
+                continue
+            _, rnd, fig, config, *vals = r
+            for name, _, unit, col, _ in FIGURES:
+                if name not in (fig, fig + "_p99"):
+                    continue
+                if col >= len(vals) and vals != ["NA"]:
+                    continue
+                v = num(vals[col]) if col < len(vals) else None
+                runs.setdefault((name, config), []).append(v)
+                w.writerow([kernel, rnd, name, config, "" if v is None else v, unit])
+    with open(os.path.join(out, "cpu.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["kernel", "round", "figure", "config", "messages", "bytes",
+                    "vm2_sys", "vm2_irq", "vm2_softirq",
+                    "vm1_sys", "vm1_irq", "vm1_softirq", "clock_ticks_per_s"])
+        for r in rows:
+            if r[0] != "@cpu":
+                continue
+            _, rnd, fig, config = r[:4]
+            msgs, nbytes, *t = (int(x) for x in r[4:])
+            w.writerow([kernel, rnd, fig, config, msgs, nbytes, *t, int(hz)])
+            vm2, vm1 = sum(t[:3]) / hz, sum(t[3:]) / hz
+            total = vm1 + vm2
+            cpu.setdefault((fig, config), []).append(
+                (total / (nbytes / 1e9) if nbytes else None,
+                 total / (msgs / 1e6) if msgs else None, vm2, vm1))
+    with open(os.path.join(out, "sizes.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["kernel", "config", "bytes", "MB/s"])
+        for r in rows:
+            if r[0] == "@size":
+                v = num(r[3])
+                sweep.setdefault(r[1], {})[int(r[2])] = v
+                w.writerow([kernel, r[1], r[2], "" if v is None else v])
+
+    print(f"\n## sroce vs rdma_rxe on {kernel}, two VMs\n")
+    print(f"Built from the tree at {info.get('commit', '?')} (with whatever was "
+          f"not committed). {info.get('rounds', '?')} rounds in one pair of "
+          f"boots, {info.get('smp', '?')} CPUs a VM; medians (min-max over "
+          f"rounds). Wire MTU {info.get('mtu', '?')}: active MTU rxe "
+          f"{info.get('active_mtu_rxe', '?')}, sroce "
+          f"{info.get('active_mtu_sroce', '?')}. rxe's ICRC uses "
+          f"{info.get('rxe_crc32', '?')}.")
+    losers = []
+    with open(os.path.join(out, "results.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["kernel", "path", "figure", "unit", "rxe", "sroce", "ratio",
+                    "ratio_is", "rounds"])
+        for path, a, b in PAIRS:
+            print(f"\n### {path}\n")
+            print("| figure | unit | rdma_rxe | sroce | ratio |")
+            print("|---|---|---:|---:|---:|")
+            for name, label, unit, _, higher in FIGURES:
+                va, vb = runs.get((name, a), []), runs.get((name, b), [])
+                if not va and not vb:
+                    continue
+                r = ratio(med(va), med(vb), higher)
+                if r is not None and r < 1.0:
+                    losers.append(f"{label} {path} ({r:.2f})")
+                w.writerow([kernel, path, name, unit,
+                            "" if med(va) is None else med(va),
+                            "" if med(vb) is None else med(vb),
+                            "" if r is None else f"{r:.3f}",
+                            "sroce/rxe" if higher else "rxe/sroce",
+                            min(len(va), len(vb))])
+                print(f"| {label} | {unit} | {cell(va)} | {cell(vb)} | {rfmt(r)} |")
+    print("\nratio = sroce/rxe for bandwidth, rxe/sroce for latency: > 1 means "
+          "sroce is better.")
+    print("sroce below rdma_rxe: " + (", ".join(losers) if losers else "none"))
+
+    print("\n### kernel CPU time per unit of work, two hosts\n")
+    print("System + irq + softirq time of both VMs over each run (perftest's "
+          "setup included),\nper GB moved and per million messages (a "
+          "latency iteration is one message\neach way); medians over rounds. "
+          "ratio = rxe/sroce: > 1 means sroce does less work.\n")
+    print("| figure | rxe s/GB | sroce s/GB | ratio | rxe s/M msgs | "
+          "sroce s/M msgs | ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, label, _, col, _ in FIGURES:
+        if col:
+            continue
+        ca, cb = cpu.get((name, "rxe"), []), cpu.get((name, "sroce"), [])
+        if not ca and not cb:
+            continue
+        ga, gb = med([c[0] for c in ca]), med([c[0] for c in cb])
+        if name.startswith("write_lat"):
+            ga = gb = None      # 2-byte messages: per GB says nothing
+        ma, mb = med([c[1] for c in ca]), med([c[1] for c in cb])
+        print(f"| {label} | {fmt(ga)} | {fmt(gb)} | {rfmt(ratio(gb, ga, True))} "
+              f"| {fmt(ma)} | {fmt(mb)} | {rfmt(ratio(mb, ma, True))} |")
+    counters(out, kernel, rows)
+    chart(out, kernel, sweep)
+    return 0
+
+
+BORING = re.compile(r"(tx|rx)_(packets|bytes)$|(sent|rcvd)_pkts$|rdma_(sends|recvs)$")
+
+
+def counters(out, kernel, rows):
+    """counters.csv, and a summary of those that say something went wrong."""
+    ctrs = {}
+    for r in rows:
+        if r[0] == "@ctr":
+            key = tuple(r[1:5])
+            ctrs[key] = ctrs.get(key, 0) + int(r[5])
+    with open(os.path.join(out, "counters.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["kernel", "figure", "config", "vm:device", "counter", "delta"])
+        for key, v in sorted(ctrs.items()):
+            w.writerow([kernel, *key, v])
+    moved = {}
+    for (fig, config, dev, name), v in ctrs.items():
+        if not BORING.match(name):
+            moved.setdefault((config, dev, name), []).append((fig, v))
+    if moved:
+        print("\nhw_counters that moved, summed over rounds (VM:device; all of "
+              "them: counters.csv):")
+        for (config, dev, name), figs in sorted(moved.items()):
+            figs.sort(key=lambda f: -f[1])
+            print(f"  {config} {dev} {name} {sum(v for _, v in figs)}: " +
+                  ", ".join(f"{fig} {v}" for fig, v in figs))
+
+
+def human(n):
+    for unit in ("", "K", "M"):
+        if n < 1024:
+            return f"{n}{unit}"
+        n //= 1024
+    return f"{n}G"
+
+
+def chart(out, kernel, sweep):
+    """MB/s against message size for both drivers, and sroce/rxe."""
+    if not sweep:
+        return
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
+    except ImportError:
+        print("\nbench: no chart: install python3-matplotlib", file=sys.stderr)
+        return
+    sizes = sorted({s for c in sweep.values() for s in c})
+    fig, (ax, ax2) = plt.subplots(2, 1, figsize=(8, 7), sharex=True,
+                                  gridspec_kw={"height_ratios": [2, 1]})
+    for i, (c, label) in enumerate((("rxe", "rdma_rxe"), ("sroce", "sroce"))):
+        pts = sorted((s, v) for s, v in sweep.get(c, {}).items() if v)
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "-",
+                    marker="os"[i], color=f"C{i}", label=f"{label}, two VMs")
+    ref = sweep.get("rxe", {})
+    rpts = sorted((s, v / ref[s]) for s, v in sweep.get("sroce", {}).items()
+                  if v and ref.get(s))
+    if rpts:
+        ax2.plot([p[0] for p in rpts], [p[1] for p in rpts], "-", marker="s",
+                 color="C1", label="sroce / rdma_rxe")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_ylabel("ib_write_bw average (MB/s)")
+    ax.set_title(f"ib_write_bw across a QEMU link between two VMs of {kernel}\n"
+                 "under TCG: compare the lines, not the absolute values")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    ax2.axhline(1.0, color="grey", lw=1)
+    ax2.set_ylim(bottom=0)
+    ax2.set_ylabel("ratio to rdma_rxe")
+    ax2.set_xlabel("message size (bytes)")
+    ax2.grid(True, alpha=0.3)
+    ax2.legend()
+    ax2.xaxis.set_major_locator(FixedLocator(sizes))
+    ax2.xaxis.set_major_formatter(FixedFormatter([human(s) for s in sizes]))
+    ax2.xaxis.set_minor_locator(NullLocator())
+    fig.tight_layout()
+    png = os.path.join(out, "bw-vs-size.png")
+    fig.savefig(png, dpi=100)
+    print(f"\nchart: {png}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
