@@ -203,6 +203,29 @@ static u32 resume_psn(struct sroce_qp *qp, const struct sroce_swqe *s)
 }
 
 /*
+ * @acked more packets acknowledged: below the slow-start threshold each
+ * opens the window by one, from it a whole window's worth opens it by one
+ * (RFC 5681, 3.1).
+ */
+static void open_window(struct sroce_req *req, u32 acked)
+{
+	u32 grow;
+
+	if (req->cwnd < req->ssthresh) {
+		grow = min(acked, req->ssthresh - req->cwnd);
+		req->cwnd += grow;
+		acked -= grow;
+	}
+	req->cwnd_acked += acked;
+	while (req->cwnd_acked >= req->cwnd && req->cwnd < SROCE_REQ_WINDOW) {
+		req->cwnd_acked -= req->cwnd;
+		req->cwnd++;
+	}
+	if (req->cwnd >= SROCE_REQ_WINDOW)
+		req->cwnd_acked = 0;
+}
+
+/*
  * Every packet before @psn arrived: SEND and WRITE WQEs wholly before it
  * are done. A READ or atomic is done only by its response, so the first
  * one still waiting caps what counts as acknowledged: the transport timer
@@ -231,9 +254,7 @@ static void ack_upto(struct sroce_qp *qp, u32 psn)
 	}
 	if (sroce_psn_diff(psn, req->unacked_psn) <= 0)
 		return;
-	/* Slow start: each packet acknowledged opens the window by one. */
-	req->cwnd = min_t(u32, req->cwnd +
-			  sroce_psn_diff(psn, req->unacked_psn), SROCE_REQ_WINDOW);
+	open_window(req, sroce_psn_diff(psn, req->unacked_psn));
 	req->unacked_psn = psn;
 	/* Progress restores both retry budgets (IBA 9.7.6.1.3, 9.7.5.2.8). */
 	req->retry_left = qp->attr.retry_cnt;
@@ -275,11 +296,14 @@ static void retry(struct sroce_qp *qp, u32 psn, bool timeout)
 	req->retry_left--;
 	req->retrying = true;
 	req->retry_psn = psn;
+	/* A loss: the link holds about half of what was in flight. */
+	req->ssthresh = max_t(u32, req->cwnd / 2, SROCE_REQ_MIN_WINDOW);
+	req->cwnd_acked = 0;
 	if (timeout) {
 		req->cwnd = SROCE_REQ_MIN_WINDOW;
 		req->backoff = min_t(u8, req->backoff + 1, 7);
 	} else {
-		req->cwnd = max_t(u32, req->cwnd / 2, SROCE_REQ_MIN_WINDOW);
+		req->cwnd = req->ssthresh;
 	}
 	sroce_stats_add(&to_sdev(qp->ibqp.device)->stats,
 			SROCE_STAT_RETRANSMITS, 1);

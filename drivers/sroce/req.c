@@ -17,20 +17,28 @@
  *   one PSN; each is answered by a response of its own (IBA 9.4.5 to
  *   9.4.7).
  *
- * On RC, the last packet of every message and every SROCE_REQ_ACK_EVERY-th
- * packet ask for an acknowledgment, and a READ or atomic starts only while
- * fewer than max_rd_atomic are outstanding (and, when fenced, none, IBA
- * 10.8.3.3). The transport timer (local ACK timeout, IBA 9.7.6.1.3)
- * restarts on every acknowledged progress; when it fires the requester
- * resends from the oldest unacknowledged PSN, up to retry_cnt times.
+ * On RC, the last packet of every message, every SROCE_REQ_ACK_EVERY-th
+ * packet and, when the congestion window is smaller, every packet that
+ * fills half of it or all of it ask for an acknowledgment (a window the
+ * acknowledgments cannot reopen would wait for the transport timer). A
+ * READ or atomic starts only while fewer than max_rd_atomic are
+ * outstanding (and, when fenced, none, IBA 10.8.3.3). The transport
+ * timer (local ACK timeout, IBA 9.7.6.1.3) restarts on every acknowledged
+ * progress; when it fires the requester resends from the oldest
+ * unacknowledged PSN, up to retry_cnt times.
  *
  * Congestion: a timeout resends everything outstanding, READ responses
  * included, so without restraint one loss on a busy link can bring a storm
  * of resends that itself causes the next timeout. The requester therefore
- * keeps a congestion window of unacknowledged packets: SROCE_REQ_WINDOW
- * normally, SROCE_REQ_MIN_WINDOW after a timeout, halved after a NAK, and
- * grown again by every packet acknowledged (slow start). Consecutive
- * timeouts double the wait (the local ACK timeout is a minimum). On UC
+ * keeps a congestion window of unacknowledged packets, as TCP does (RFC
+ * 5681): SROCE_REQ_WINDOW at first; after a loss the slow-start threshold
+ * is half the window, and the window becomes that threshold (sequence
+ * NAK) or SROCE_REQ_MIN_WINDOW (timeout). Below the threshold every
+ * packet acknowledged opens the window by one (slow start), from it on a
+ * whole window acknowledged opens it by one (congestion avoidance), so
+ * that a link that drops what exceeds its buffer is not overrun again
+ * every round trip. Consecutive timeouts double the wait (the local ACK
+ * timeout is a minimum). On UC
  * and UD a WQE is finished when its last packet is sent.
  */
 #include <linux/jiffies.h>
@@ -380,6 +388,23 @@ static const struct sroce_av *packet_av(struct sroce_qp *qp,
 }
 
 /*
+ * Whether the packet of @psn (not the last of its message) asks for an
+ * acknowledgment: every SROCE_REQ_ACK_EVERY-th, and the one that fills
+ * half of a smaller window or all of it.
+ */
+static bool ack_due(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_req *req = &qp->req;
+	u32 used = sroce_psn_diff(psn, req->unacked_psn) + 1;
+
+	if (!(psn % SROCE_REQ_ACK_EVERY))
+		return true;
+	if (req->cwnd >= 2 * SROCE_REQ_ACK_EVERY)
+		return false;
+	return used >= req->cwnd || used == req->cwnd / 2;
+}
+
+/*
  * Build and send the next packet of @s; *@sent says whether it went (no
  * packet buffer: it did not, and is tried again). Returns IB_WC_SUCCESS,
  * or a completion status when the WQE fails locally.
@@ -405,8 +430,7 @@ static enum ib_wc_status send_packet(struct sroce_qp *qp, struct sroce_swqe *s,
 	opcode = packet_opcode(qp, s, req->offset == 0, last);
 	op = &sroce_opcodes[opcode];
 	pad = -paylen & 3;
-	ackreq = sroce_qp_is_reliable(qp) &&
-		 (last || !(psn % SROCE_REQ_ACK_EVERY));
+	ackreq = sroce_qp_is_reliable(qp) && (last || ack_due(qp, psn));
 
 	*sent = false;
 	skb = sroce_net_alloc_skb(sdev, av, op->hdr_len + paylen + pad +
@@ -835,6 +859,8 @@ void sroce_req_reset(struct sroce_qp *qp)
 	req->rnr_wait = false;
 	req->backoff = 0;
 	req->cwnd = SROCE_REQ_WINDOW;
+	req->ssthresh = SROCE_REQ_WINDOW;
+	req->cwnd_acked = 0;
 	clear_bit(SROCE_QP_EV_TIMEOUT, &qp->events);
 	clear_bit(SROCE_QP_EV_RNR, &qp->events);
 }
@@ -869,6 +895,8 @@ void sroce_req_start(struct sroce_qp *qp)
 	req->timeout = timeout_jiffies(qp->attr.timeout);
 	req->backoff = 0;
 	req->cwnd = SROCE_REQ_WINDOW;
+	req->ssthresh = SROCE_REQ_WINDOW;
+	req->cwnd_acked = 0;
 }
 
 /**

@@ -113,6 +113,10 @@ struct sroce_swqe {
  *	   @timeout << @backoff
  * @cwnd: packets that may be unacknowledged now (RC), at most
  *	  SROCE_REQ_WINDOW
+ * @ssthresh: below it @cwnd grows by every packet acknowledged (slow
+ *	      start), from it by one packet a window (congestion avoidance)
+ * @cwnd_acked: packets acknowledged towards @cwnd's next step above
+ *		@ssthresh
  *
  * Everything but the timers and @resp_pkts belongs to @task: only the
  * running engine touches it (see task.c).
@@ -140,6 +144,8 @@ struct sroce_req {
 	unsigned long timeout;
 	u8 backoff;
 	u32 cwnd;
+	u32 ssthresh;
+	u32 cwnd_acked;
 };
 
 /**

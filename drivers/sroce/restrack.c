@@ -76,7 +76,8 @@ static int fill_qp(struct sk_buff *msg, void *obj)
 				   READ_ONCE(req->retry_left)) ||
 	    rdma_nl_put_driver_u32(msg, "rnr_retry_left",
 				   READ_ONCE(req->rnr_left)) ||
-	    rdma_nl_put_driver_u32(msg, "cwnd", READ_ONCE(req->cwnd)))
+	    rdma_nl_put_driver_u32(msg, "cwnd", READ_ONCE(req->cwnd)) ||
+	    rdma_nl_put_driver_u32(msg, "ssthresh", READ_ONCE(req->ssthresh)))
 		return -EMSGSIZE;
 	return 0;
 }
