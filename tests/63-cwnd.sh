@@ -16,9 +16,9 @@
 # window ask too.
 #
 #   1. ib_write_bw -s 16384 for 20 s, local ACK timeout 16 (268 ms, so
-#      that a slow guest does not time out by itself); from 2 s on, four times, sroce_a drops every packet it
-#      sends for 0.5 s: its requester times out (at least once) and
-#      backs off.
+#      that a slow guest does not time out by itself); from 2 s on,
+#      four times, sroce_a drops every packet it sends for 0.5 s: its
+#      requester times out (at least once) and backs off.
 #   2. Once a drop stops, at most one more timeout may come (the timer
 #      already armed for the lost packets); none in the 2 s after
 #      that, with a window that starts again at 8. (Where the resend
@@ -32,6 +32,7 @@
 # timeout: 180
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-traffic.sh"
 
 dbg=/sys/kernel/debug/sroce
 tmp=$(mktemp -d)
@@ -48,13 +49,6 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-
-timeouts() {
-	local n
-
-	read -r n </sys/class/infiniband/sroce_a/ports/1/hw_counters/timeouts || return 1
-	echo "$n"
-}
 
 tcp_listening() {
 	nb ss -Htln 'sport = :18515' | grep -q .
@@ -88,13 +82,13 @@ for round in 1 2 3 4; do
 		log "ib_write_bw ended before loss $round: $((round - 1)) losses checked"
 		break
 	fi
-	t_before=$(timeouts)
+	t_before=$(counter sroce_a timeouts)
 	echo 1000000 >"$dbg/sroce_a/tx_drop"
 	sleep 0.5
 	echo 0 >"$dbg/sroce_a/tx_drop"
-	t_drop=$(timeouts)
+	t_drop=$(counter sroce_a timeouts)
 	sleep "$(scaled 2)"
-	t_after=$(timeouts)
+	t_after=$(counter sroce_a timeouts)
 	if [[ -z $qp ]]; then
 		qp=$(rdma -dd resource show qp 2>/dev/null | grep -w sroce_a |
 			grep -m 1 'type RC state RTS.*drv_cwnd' || true)

@@ -38,8 +38,8 @@
  * whole window acknowledged opens it by one (congestion avoidance), so
  * that a link that drops what exceeds its buffer is not overrun again
  * every round trip. Consecutive timeouts double the wait (the local ACK
- * timeout is a minimum). On UC
- * and UD a WQE is finished when its last packet is sent.
+ * timeout is a minimum). On UC and UD a WQE is finished when its last
+ * packet is sent.
  */
 #include <linux/jiffies.h>
 #include <rdma/ib_mad.h>
@@ -836,6 +836,14 @@ void sroce_req_cleanup(struct sroce_qp *qp)
 	kvfree(qp->req.swqe);
 }
 
+/* A new connection's congestion window: full, nothing of a past loss. */
+static void window_reset(struct sroce_req *req)
+{
+	req->cwnd = SROCE_REQ_WINDOW;
+	req->ssthresh = SROCE_REQ_WINDOW;
+	req->cwnd_acked = 0;
+}
+
 /**
  * sroce_req_reset() - forget everything (the QP entered RESET)
  * @qp: the QP, its engine stopped
@@ -858,9 +866,7 @@ void sroce_req_reset(struct sroce_qp *qp)
 	req->rnr_left = 0;
 	req->rnr_wait = false;
 	req->backoff = 0;
-	req->cwnd = SROCE_REQ_WINDOW;
-	req->ssthresh = SROCE_REQ_WINDOW;
-	req->cwnd_acked = 0;
+	window_reset(req);
 	clear_bit(SROCE_QP_EV_TIMEOUT, &qp->events);
 	clear_bit(SROCE_QP_EV_RNR, &qp->events);
 }
@@ -894,9 +900,7 @@ void sroce_req_start(struct sroce_qp *qp)
 	req->rnr_wait = false;
 	req->timeout = timeout_jiffies(qp->attr.timeout);
 	req->backoff = 0;
-	req->cwnd = SROCE_REQ_WINDOW;
-	req->ssthresh = SROCE_REQ_WINDOW;
-	req->cwnd_acked = 0;
+	window_reset(req);
 }
 
 /**
