@@ -21,9 +21,11 @@
 # page after the MR, and the MR itself when the request must fail). Among
 # the rows: atomics and ATOMIC WRITE through zero-based type 1 and type 2
 # windows that an aligned packet address maps to a misaligned one (they
-# must be refused: the old code wrote across a page boundary), a WRITE
-# FIRST whose RETH says 0 bytes, packets from a spoofed source, UD
-# datagrams longer than their receive buffer.
+# must be refused: the old code wrote across a page boundary), atomics
+# through an MR registered at another iova, atomics and ATOMIC WRITE
+# into the canary page, a WRITE FIRST whose RETH says 0 bytes, packets
+# from a spoofed source or of another transport, UD datagrams longer than
+# their receive buffer, READ, atomics and RNR on an XRC target.
 #
 # Every row runs over IPv4; a selection again over IPv6. Then, with
 # sroce_a's responders held (the resp_hold knob in debugfs), the peer
@@ -75,6 +77,7 @@ run 192.0.2.1 192.0.2.2
 run 2001:db8::1 2001:db8::2 --only rc-send --only rc-send-too-long \
 	--only rc-spoofed-source --only uc-send-too-long --only ud-send \
 	--only ud-too-long --only xrc-send --only mw-t2-zb-fetch-add \
+	--only mr-iova-fetch-add \
 	--only mw-t1-zb-aligned
 # A flood while the responder is held: the QP's request queue is bounded
 # and the excess counted (rx_drop_backlog).

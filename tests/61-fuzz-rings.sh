@@ -32,6 +32,10 @@
 #   - once the fuzzer has destroyed everything and closed the devices (it
 #     waits, alive, for a go file), `rdma resource show` is back to the
 #     baseline on both devices, and still is after it exits;
+#   - a new rdma_cm connection to the fuzzed device works afterwards
+#     (ucmatose from sroce_b to sroce_a: 2 connections, 50 SENDs each
+#     way), so that connection setup, not only QPs made out of band,
+#     survived the fuzzer;
 #   - the kernel logged no complaint (a soft lockup in the doorbell is
 #     one; the fuzzer's watchdog also fails a doorbell that does not
 #     return in 30 s).
@@ -44,6 +48,7 @@
 # timeout: 900
 set -e
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-cm.sh"
 
 tmp=
 fuzz=
@@ -164,4 +169,7 @@ log "sroce-traffic next to the fuzzer: $traffic, all passed"
 	fail "after the fuzzer exited: sroce_a '$(resources sroce_a)'," \
 		"sroce_b '$(resources sroce_b)'; baseline '$base_a', '$base_b'"
 log "resources back to the baseline"
+mkdir "$tmp/cm"
+cm_ucmatose "$tmp/cm" 192.0.2.1
+log "rdma_cm: ucmatose to the fuzzed device passed"
 kernel_log_clean || fail "the kernel complained"

@@ -33,6 +33,7 @@ import ipaddress
 import mmap
 import os
 import stat
+import struct
 import sys
 import tempfile
 import time
@@ -70,6 +71,9 @@ REMOTE_ALL = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
               e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC)
 BAD_KEY = 0x00fedc00        # no MR's: sroce's keys are small numbers
 WAIT = 1.0                  # seconds an answer may take (under TCG)
+# <rdma/ib_user_verbs.h>: the write commands REG_MR and DEREG_MR, and the
+# size of REG_MR's response (handle, lkey, rkey).
+UVERBS_CMD_REG_MR, UVERBS_CMD_DEREG_MR, UVERBS_REG_MR_RESP = 9, 13, 12
 
 STATUS = {getattr(e, n): n[len('IBV_WC_'):].lower() for n in dir(e)
           if n.startswith('IBV_WC_') and n.endswith('_ERR') or
@@ -99,14 +103,15 @@ class Row:
       check     t -> None or a message: a further check (memory)
     Setup: transport (rc, uc, ud, xrc), srq, recvs (sizes of the receive
     WQEs posted; lkey 'bad' for a WQE with a key of no MR), qp_access,
-    mr_access, rd_atomic (max_dest_rd_atomic), mw (window setup).
+    mr_access, rd_atomic (max_dest_rd_atomic), setup (t -> None: a window
+    or a second MR, whose rkey it leaves in t.rkey2).
     """
 
     def __init__(self, name, transport, sends, what, resp, wcs=(),
                  state='RTS', counters=None, followup=None, check=None,
                  srq=False, recvs=(256, 256), bad_lkey=False,
                  qp_access=REMOTE_ALL, mr_access=None, rd_atomic=4,
-                 mw=None, rule=''):
+                 setup=None, rule=''):
         self.name = name
         self.transport = transport
         self.sends = sends
@@ -124,7 +129,7 @@ class Row:
         self.mr_access = REMOTE_ALL | e.IBV_ACCESS_MW_BIND \
             if mr_access is None else mr_access
         self.rd_atomic = rd_atomic
-        self.mw = mw
+        self.setup = setup
         self.rule = rule
 
 
@@ -149,7 +154,8 @@ class Target:
         self.srqn = 0
         self.psn = RQ_PSN
         self.ident = 1
-        self.mw_rkey = None
+        self.rkey2 = None
+        self.mr2 = None
         self._make_qp()
         self._post_recvs()
 
@@ -277,7 +283,21 @@ class Target:
         if len(wcs) != 1 or wcs[0].status != e.IBV_WC_SUCCESS:
             raise RuntimeError('bind_mw failed: %s' %
                                [status_name(w.status) for w in wcs])
-        self.mw_rkey = rkey
+        self.rkey2 = rkey
+
+    def reg_mr_iova(self, at, length, iova):
+        """
+        A second MR on the buffer from offset at, accessed by iova (as
+        ibv_reg_mr_iova() registers it); its rkey is kept. pyverbs has no
+        such call, so this is the uverbs write command itself on the
+        context's file, with the PD's handle; close() deregisters it.
+        """
+        resp = ctypes.create_string_buffer(UVERBS_REG_MR_RESP)
+        os.write(self.ctx.cmd_fd, struct.pack(
+            '<IHHQQQQII', UVERBS_CMD_REG_MR, 12, UVERBS_REG_MR_RESP // 4,
+            ctypes.addressof(resp), self.base + at, length, iova,
+            self.pd.handle, REMOTE_ALL))
+        self.mr2, _, self.rkey2 = struct.unpack('<III', resp.raw)
 
     # --- packets -------------------------------------------------------
 
@@ -331,6 +351,10 @@ class Target:
         return ctypes.string_at(addr, length)
 
     def close(self):
+        if self.mr2 is not None:
+            os.write(self.ctx.cmd_fd, struct.pack(
+                '<IHHI', UVERBS_CMD_DEREG_MR, 3, 0, self.mr2))
+            self.mr2 = None
         for name in ('mw', 'qp', 'srq', 'mr', 'cq', 'xrcd', 'pd', 'ctx'):
             obj = getattr(self, name, None)
             if obj is not None:
@@ -440,6 +464,7 @@ INV, ACC, OPE, RNR = 'nak-inv-req', 'nak-access', 'nak-op', 'rnr-nak'
 T1, T2 = e.IBV_MW_TYPE_1, e.IBV_MW_TYPE_2
 REMOTE_NO_WRITE = REMOTE_ALL & ~e.IBV_ACCESS_REMOTE_WRITE
 REMOTE_NO_READ = REMOTE_ALL & ~e.IBV_ACCESS_REMOTE_READ
+REMOTE_NO_ATOMIC = REMOTE_ALL & ~e.IBV_ACCESS_REMOTE_ATOMIC
 
 ROWS = [
     # RC: each error is a NAK and the QP's end (IBA 9.9.3: classes B, C).
@@ -523,6 +548,10 @@ ROWS = [
         'READ to a QP with max_dest_rd_atomic 0', [INV],
         [(1, 'wr_flush_err'), (2, 'wr_flush_err')], 'ERR', rd_atomic=0,
         rule='C'),
+    Row('rc-read-past-mr', 'rc',
+        lambda t: [read_req(t, t.base + 3 * PAGE - 32, t.mr.rkey, 64)],
+        'READ running 32 bytes past the MR', [ACC],
+        [(1, 'wr_flush_err'), (2, 'wr_flush_err')], 'ERR', rule='C'),
     Row('rc-atomic', 'rc', lambda t: [fetch_add(t, t.base + 8, t.mr.rkey, 3)],
         'FETCH_ADD, aligned', ['atomic-ack'], [],
         check=atomic_landed(8, initial_u64(8) + 3), rule='ok'),
@@ -536,9 +565,29 @@ ROWS = [
         'FETCH_ADD to the canary page after the MR', [ACC],
         [(1, 'wr_flush_err'), (2, 'wr_flush_err')], 'ERR',
         check=mem_unchanged, rule='C'),
+    Row('rc-atomic-bad-rkey', 'rc',
+        lambda t: [fetch_add(t, t.base + 8, BAD_KEY)],
+        'FETCH_ADD with an unknown rkey', [ACC],
+        [(1, 'wr_flush_err'), (2, 'wr_flush_err')], 'ERR',
+        check=mem_unchanged, rule='C'),
+    Row('rc-atomic-qp-access', 'rc',
+        lambda t: [cmp_swap(t, t.base + 8, t.mr.rkey)],
+        'CMP_SWAP to a QP without remote atomic', [INV],
+        [(1, 'wr_flush_err'), (2, 'wr_flush_err')], 'ERR',
+        qp_access=REMOTE_NO_ATOMIC, check=mem_unchanged, rule='C'),
+    Row('rc-atomic-mr-access', 'rc',
+        lambda t: [cmp_swap(t, t.base + 8, t.mr.rkey)],
+        'CMP_SWAP to an MR without remote atomic', [ACC],
+        [(1, 'wr_flush_err'), (2, 'wr_flush_err')], 'ERR',
+        mr_access=REMOTE_NO_ATOMIC, check=mem_unchanged, rule='C'),
     Row('rc-atomic-write-misaligned', 'rc',
         lambda t: [atomic_write(t, t.base + 4, t.mr.rkey)],
         'ATOMIC WRITE to a misaligned address', [INV],
+        [(1, 'wr_flush_err'), (2, 'wr_flush_err')], 'ERR',
+        check=mem_unchanged, rule='C'),
+    Row('rc-atomic-write-past-mr', 'rc',
+        lambda t: [atomic_write(t, t.base + 3 * PAGE, t.mr.rkey)],
+        'ATOMIC WRITE to the canary page after the MR', [ACC],
         [(1, 'wr_flush_err'), (2, 'wr_flush_err')], 'ERR',
         check=mem_unchanged, rule='C'),
     Row('rc-send-inv-bad-key', 'rc',
@@ -551,6 +600,18 @@ ROWS = [
                             P.reth(t.base, t.mr.rkey, 64))],
         'FLUSH with no placement type', [INV],
         [(1, 'wr_flush_err'), (2, 'wr_flush_err')], 'ERR', rule='C'),
+    Row('rc-flush-qp-access', 'rc',
+        lambda t: [t.packet(P.FLUSH, P.feth(0, 1) +
+                            P.reth(t.base, t.mr.rkey, 64))],
+        'FLUSH (global, of a range) to a QP without the flush right', [INV],
+        [(1, 'wr_flush_err'), (2, 'wr_flush_err')], 'ERR', rule='C'),
+    Row('rc-uc-opcode', 'rc',
+        lambda t: [P.Packet(t.peer_ip, t.ip, P.bth(P.UC | P.SEND_ONLY,
+                                                    t.qp.qp_num, RQ_PSN) +
+                            pattern(64, 1))],
+        'a UC SEND ONLY to an RC QP', [], [],
+        counters={'rx_drop_qp_state': 1},
+        followup=1, rule='drop'),
     Row('rc-spoofed-source', 'rc',
         lambda t: [t.send_only(src=SPOOF_IP[ipaddress.ip_address(
             t.peer_ip).version])],
@@ -587,6 +648,19 @@ ROWS = [
         lambda t: [write(t, P.WRITE_ONLY, t.base, BAD_KEY, 64, 64)],
         'WRITE with an unknown rkey', [], [],
         counters={'rx_drop_invalid': 1}, followup=1, check=mem_unchanged,
+        rule='D'),
+    Row('uc-write-past-mr', 'uc',
+        lambda t: [write(t, P.WRITE_ONLY, t.base + 3 * PAGE - 32,
+                         t.mr.rkey, 64, 64)],
+        'WRITE running 32 bytes past the MR', [], [],
+        counters={'rx_drop_invalid': 1}, followup=1, check=mem_unchanged,
+        rule='D'),
+    Row('uc-write-imm-no-wqe', 'uc',
+        lambda t: [t.packet(P.WRITE_ONLY_IMM,
+                            P.reth(t.base, t.mr.rkey, 64) + P.imm(7),
+                            pattern(64, 9))],
+        'WRITE with immediate and no receive WQE', [], [],
+        counters={'rx_drop_no_rwqe': 1}, recvs=(), check=mem_unchanged,
         rule='D'),
     Row('uc-missing-first', 'uc',
         lambda t: [t.packet(P.SEND_MIDDLE, payload=pattern(MTU, 1))],
@@ -649,6 +723,16 @@ ROWS = [
         lambda t: [write(t, P.WRITE_ONLY, t.base, BAD_KEY, 64, 64)],
         'WRITE with an unknown rkey', [ACC], [], 'ERR',
         check=mem_unchanged, rule='C'),
+    Row('xrc-srq-rnr', 'xrc', lambda t: [t.send_only()],
+        'SEND with an empty XRC SRQ', [RNR], [], 'RTR', recvs=(),
+        counters={'rnr_naks_sent': 1}, rule='B'),
+    Row('xrc-read-bad-rkey', 'xrc',
+        lambda t: [read_req(t, t.base, BAD_KEY, 64)],
+        'READ with an unknown rkey', [ACC], [], 'ERR', rule='C'),
+    Row('xrc-atomic-misaligned', 'xrc',
+        lambda t: [fetch_add(t, t.base + 4, t.mr.rkey)],
+        'FETCH_ADD to a misaligned address', [INV], [], 'ERR',
+        check=mem_unchanged, rule='C'),
 ]
 
 # Atomics where the address the packet carries is aligned but the memory
@@ -661,33 +745,56 @@ for _tn, _t in (('t1', T1), ('t2', T2)):
                      ('atomic-write', atomic_write)):
         ROWS.append(Row(
             'mw-%s-zb-%s' % (_tn, _on), 'rc',
-            (lambda op: lambda t: [op(t, PAGE - 8, t.mw_rkey)])(_op),
+            (lambda op: lambda t: [op(t, PAGE - 8, t.rkey2)])(_op),
             '%s at zero-based %s window offset 4088, window at MR+4' %
             (_on.upper().replace('-', '_'), _tn.upper()), [INV],
             [(1, 'wr_flush_err'), (2, 'wr_flush_err')], 'ERR',
-            check=mem_unchanged, mw=mw_zero(_t, 4), rule='C'))
+            check=mem_unchanged, setup=mw_zero(_t, 4), rule='C'))
     ROWS.append(Row(
         'mw-%s-abs-fetch-add' % _tn, 'rc',
-        lambda t: [fetch_add(t, t.base + PAGE - 4, t.mw_rkey)],
+        lambda t: [fetch_add(t, t.base + PAGE - 4, t.rkey2)],
         'FETCH_ADD at the same spot through a %s window not zero-based' %
         _tn.upper(), [INV], [(1, 'wr_flush_err'), (2, 'wr_flush_err')],
-        'ERR', check=mem_unchanged, mw=mw_abs(_t, 4), rule='C'))
+        'ERR', check=mem_unchanged, setup=mw_abs(_t, 4), rule='C'))
     ROWS.append(Row(
         'mw-%s-zb-aligned' % _tn, 'rc',
-        lambda t: [fetch_add(t, PAGE - 8, t.mw_rkey, 5)],
+        lambda t: [fetch_add(t, PAGE - 8, t.rkey2, 5)],
         'FETCH_ADD at zero-based %s window offset 4088, window at MR+8' %
         _tn.upper(), ['atomic-ack'], [],
         check=atomic_landed(PAGE, initial_u64(PAGE) + 5),
-        mw=mw_zero(_t, 8), rule='ok'))
+        setup=mw_zero(_t, 8), rule='ok'))
 
+
+def mr_at(at, iova):
+    """Setup: a second MR from buffer offset at to the MR's end, at iova."""
+    return lambda t: t.reg_mr_iova(at, 3 * PAGE - at, iova)
+
+
+# Through an MR's own translation: an MR that starts 4 bytes into the
+# buffer, accessed from iova 0x10004. The kernel refuses a user MR whose
+# iova lies at another offset into its page than its address, so an MR
+# alone cannot misalign an aligned address: here the packet's address is
+# misaligned too, at the page boundary. An aligned one works.
+ROWS.append(Row(
+    'mr-iova-fetch-add', 'rc',
+    lambda t: [fetch_add(t, 0x10000 + PAGE - 4, t.rkey2)],
+    'FETCH_ADD at iova 0x10ffc of an MR at buffer+4, iova 0x10004',
+    [INV], [(1, 'wr_flush_err'), (2, 'wr_flush_err')], 'ERR',
+    check=mem_unchanged, setup=mr_at(4, 0x10004), rule='C'))
+ROWS.append(Row(
+    'mr-iova-aligned', 'rc',
+    lambda t: [fetch_add(t, 0x10000 + PAGE, t.rkey2, 5)],
+    'FETCH_ADD at iova 0x11000 of the same MR', ['atomic-ack'], [],
+    check=atomic_landed(PAGE, initial_u64(PAGE) + 5),
+    setup=mr_at(4, 0x10004), rule='ok'))
 
 def run_row(args, peer, mem, row):
     mem.fill()
     t = Target(args, peer, row, mem)
     try:
-        if row.mw:
-            row.mw(t)
-            mem.fill()      # the bind touched nothing, but be exact
+        if row.setup:
+            row.setup(t)
+            mem.fill()      # the setup touched nothing, but be exact
         peer.drain()
         c0 = counters(args.dev)
         for p in row.sends(t):
