@@ -22,6 +22,13 @@
 #     perftest could not time under TCG, "Correlation coefficient ...",
 #     is accepted as long as the run succeeded).
 #
+# Then, for the CRC-32 implementation sroce did not choose at load (the
+# module parameter icrc: lib or crypto, see Documentation/datapath.md),
+# ibv_rc_pingpong and ib_write_bw again both ways: rdma_rxe checks every
+# ICRC sroce computes, and sroce every one rxe sends; sroce_r's
+# rx_drop_icrc must stay 0 throughout. The crypto API's crc32 must be
+# there (Debian builds it).
+#
 # rxe's programs run with the system's providers (rxe_run); sroce's with
 # libsroce (RDMAV_DRIVERS). The kernel must not complain.
 # timeout: 300
@@ -204,6 +211,24 @@ for s in sroce rxe; do
 	perf "$s" ib_send_bw -n 200
 	perf "$s" ib_atomic_bw -n 1000
 done
+
+icrc=/sys/module/sroce/parameters/icrc
+read -r chosen <"$icrc" || fail "no module parameter icrc"
+[[ $chosen == lib || $chosen == crypto ]] || fail "icrc reads '$chosen'"
+log "ICRC at load: $chosen ($(dmesg | grep -o 'sroce: ICRC by .*' | tail -n 1))"
+for impl in lib crypto; do
+	[[ $impl != "$chosen" ]] || continue
+	echo "$impl" >"$icrc" || fail "cannot set icrc=$impl"
+	[[ $(<"$icrc") == "$impl" ]] || fail "icrc reads $(<"$icrc") after icrc=$impl"
+	for s in sroce rxe; do
+		pingpong "$s" ibv_rc_pingpong 4096 200
+		perf "$s" ib_write_bw -n 200
+	done
+done
+echo "$chosen" >"$icrc" || fail "cannot set icrc=$chosen again"
+drops=$(cat /sys/class/infiniband/sroce_r/ports/1/hw_counters/rx_drop_icrc)
+((drops == 0)) || fail "sroce_r dropped $drops packets for their ICRC"
+log "icrc=lib and icrc=crypto: rxe and sroce agree on every ICRC"
 
 kernel_log_clean || fail "the kernel complained"
 rm -rf "$tmp"

@@ -13,10 +13,26 @@
  *
  * Packets between two QPs of one host (loopback) never reach a wire and
  * carry no ICRC check.
+ *
+ * Two implementations of the CRC-32 give the same result: the library's
+ * crc32_le(), table-driven on some kernels, and the crypto API's "crc32"
+ * (crc32-pclmul where the CPU has carry-less multiplication). Which one is
+ * faster depends on the machine: on real x86 hardware PCLMUL is several
+ * times faster than a table, but an emulated CPU (QEMU's TCG) runs the
+ * table faster. As the kernel's RAID6 and XOR code do, module load times
+ * both over a buffer and keeps the faster (sroce_icrc_init()); the module
+ * parameter "icrc" shows the choice and may change it at any time (lib,
+ * crypto, or auto to measure again), which is safe under traffic since
+ * both compute the same value.
  */
+#include <crypto/hash.h>
 #include <linux/crc32.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/ktime.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
 #include <linux/udp.h>
 
 #include "icrc.h"
@@ -25,8 +41,44 @@
 /* crc32_le(~0, eight 0xff bytes): the masked LRH (IBA 7.8.1). */
 #define ICRC_SEED	0xdebb20e3
 
+/* The buffer each implementation is timed over at module load. */
+#define ICRC_BENCH_BYTES	16384
+#define ICRC_BENCH_RUNS		4
+
+enum icrc_impl {
+	ICRC_AUTO,
+	ICRC_LIB,
+	ICRC_CRYPTO,
+};
+
+/* Serializes the choice: module load and unload, parameter writes. */
+static DEFINE_MUTEX(icrc_lock);
+/* The crypto API's "crc32", if it has one that agrees with crc32_le(). */
+static struct crypto_shash *icrc_tfm;
+/* Use it (true only while icrc_tfm is there). */
+static bool icrc_crypto __read_mostly;
+/* What the parameter asked for at load, and whether the load is over. */
+static enum icrc_impl icrc_want;
+static bool icrc_ready;
+
+static u32 icrc_crypto_update(u32 crc, const void *buf, unsigned int len)
+{
+	SHASH_DESC_ON_STACK(desc, icrc_tfm);
+
+	desc->tfm = icrc_tfm;
+	/* "crc32" keeps the plain CRC as its state (statesize 4, checked). */
+	if (crypto_shash_import(desc, &crc) ||
+	    crypto_shash_update(desc, buf, len) ||
+	    crypto_shash_export(desc, &crc))
+		WARN_ON_ONCE(1);
+	return crc;
+}
+
 static __wsum icrc_update(const void *buf, int len, __wsum crc)
 {
+	if (READ_ONCE(icrc_crypto))
+		return (__force __wsum)icrc_crypto_update((__force u32)crc,
+							  buf, len);
 	return (__force __wsum)crc32_le((__force u32)crc, buf, len);
 }
 
@@ -98,4 +150,171 @@ u32 sroce_icrc_compute(const struct sk_buff *skb, unsigned int bth_off,
 					  len - sizeof(*bth),
 					  (__force __wsum)crc, &icrc_ops);
 	return ~crc;
+}
+
+/* Where the timed CRCs go, so that they are computed. */
+static u32 icrc_bench_sink;
+
+/* Nanoseconds the best of ICRC_BENCH_RUNS runs over @buf took. */
+static u64 icrc_time(const u8 *buf, bool crypto)
+{
+	u64 best = U64_MAX, t;
+	const u8 *p;
+	u32 crc;
+	int i;
+
+	for (i = 0; i < ICRC_BENCH_RUNS; i++) {
+		/*
+		 * crc32_le() is pure: hide its input and use its result, or
+		 * the compiler computes it once, or never.
+		 */
+		p = buf;
+		OPTIMIZER_HIDE_VAR(p);
+		preempt_disable();
+		t = ktime_get_ns();
+		if (crypto)
+			crc = icrc_crypto_update(~0U, p, ICRC_BENCH_BYTES);
+		else
+			crc = crc32_le(~0U, p, ICRC_BENCH_BYTES);
+		t = ktime_get_ns() - t;
+		WRITE_ONCE(icrc_bench_sink, crc);
+		preempt_enable();
+		best = min(best, t);
+	}
+	return best;
+}
+
+/* Time both implementations and keep the faster. */
+static void icrc_choose(void)
+{
+	const char *fast, *slow;
+	u64 t_lib, t_crypto;
+	u8 *buf;
+	int i;
+
+	lockdep_assert_held(&icrc_lock);
+	if (!icrc_tfm)
+		return;
+	buf = kmalloc(ICRC_BENCH_BYTES, GFP_KERNEL);
+	if (!buf)
+		return;
+	for (i = 0; i < ICRC_BENCH_BYTES; i++)
+		buf[i] = i * 7;
+	t_lib = icrc_time(buf, false);
+	t_crypto = icrc_time(buf, true);
+	kfree(buf);
+	WRITE_ONCE(icrc_crypto, t_crypto < t_lib);
+	fast = crypto_shash_driver_name(icrc_tfm);
+	slow = "crc32_le";
+	if (t_crypto >= t_lib)
+		swap(fast, slow);
+	pr_info("sroce: ICRC by %s (%llu ns for %u bytes; %s %llu ns)\n", fast,
+		min(t_lib, t_crypto), ICRC_BENCH_BYTES, slow, max(t_lib, t_crypto));
+}
+
+/* Use what @want names; -ENODEV if it is the crypto API's and none. */
+static int icrc_apply(enum icrc_impl want)
+{
+	lockdep_assert_held(&icrc_lock);
+	switch (want) {
+	case ICRC_LIB:
+		WRITE_ONCE(icrc_crypto, false);
+		return 0;
+	case ICRC_CRYPTO:
+		if (!icrc_tfm)
+			return -ENODEV;
+		WRITE_ONCE(icrc_crypto, true);
+		return 0;
+	default:
+		icrc_choose();
+		return 0;
+	}
+}
+
+static int icrc_param_set(const char *val, const struct kernel_param *kp)
+{
+	enum icrc_impl want;
+	int err = 0;
+
+	if (sysfs_streq(val, "auto"))
+		want = ICRC_AUTO;
+	else if (sysfs_streq(val, "lib"))
+		want = ICRC_LIB;
+	else if (sysfs_streq(val, "crypto"))
+		want = ICRC_CRYPTO;
+	else
+		return -EINVAL;
+	mutex_lock(&icrc_lock);
+	/* At load, before sroce_icrc_init(): it applies the wish. */
+	if (icrc_ready)
+		err = icrc_apply(want);
+	else
+		icrc_want = want;
+	mutex_unlock(&icrc_lock);
+	return err;
+}
+
+static int icrc_param_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", READ_ONCE(icrc_crypto) ? "crypto" : "lib");
+}
+
+static const struct kernel_param_ops icrc_param_ops = {
+	.set = icrc_param_set,
+	.get = icrc_param_get,
+};
+
+module_param_cb(icrc, &icrc_param_ops, NULL, 0644);
+MODULE_PARM_DESC(icrc, "CRC-32 of the ICRC: lib (crc32_le), crypto (the crypto API's crc32), auto (the faster, timed; the default); reads lib or crypto");
+
+/**
+ * sroce_icrc_init() - choose the CRC-32 implementation
+ *
+ * Takes the crypto API's "crc32" if it has one whose result agrees with
+ * crc32_le(), then applies the module parameter "icrc" given at load: by
+ * default the faster of the two. Without the crypto one, or if it
+ * disagrees, crc32_le() is used. Never fails.
+ */
+void sroce_icrc_init(void)
+{
+	static const u8 check[] = "123456789";
+	struct crypto_shash *tfm;
+
+	mutex_lock(&icrc_lock);
+	icrc_ready = true;
+	tfm = crypto_alloc_shash("crc32", 0, 0);
+	if (IS_ERR(tfm)) {
+		pr_info("sroce: ICRC by crc32_le (no crypto crc32: %ld)\n",
+			PTR_ERR(tfm));
+		goto out;
+	}
+	icrc_tfm = tfm;
+	if (crypto_shash_statesize(tfm) != sizeof(u32) ||
+	    icrc_crypto_update(~0U, check, sizeof(check) - 1) !=
+	    crc32_le(~0U, check, sizeof(check) - 1)) {
+		pr_warn("sroce: the crypto API's crc32 (%s) disagrees with crc32_le: not used\n",
+			crypto_shash_driver_name(tfm));
+		icrc_tfm = NULL;
+		crypto_free_shash(tfm);
+	}
+out:
+	if (icrc_apply(icrc_want))
+		pr_warn("sroce: icrc=crypto, but the crypto API has no usable crc32: crc32_le it is\n");
+	mutex_unlock(&icrc_lock);
+}
+
+/**
+ * sroce_icrc_exit() - release what sroce_icrc_init() took
+ *
+ * Context: no packet is being built or received any more.
+ */
+void sroce_icrc_exit(void)
+{
+	mutex_lock(&icrc_lock);
+	WRITE_ONCE(icrc_crypto, false);
+	if (icrc_tfm)
+		crypto_free_shash(icrc_tfm);
+	icrc_tfm = NULL;
+	icrc_ready = false;
+	mutex_unlock(&icrc_lock);
 }

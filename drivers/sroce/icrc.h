@@ -6,5 +6,7 @@
 
 u32 sroce_icrc_compute(const struct sk_buff *skb, unsigned int bth_off,
 		       unsigned int len);
+void sroce_icrc_init(void);
+void sroce_icrc_exit(void);
 
 #endif /* SROCE_ICRC_H */

@@ -15,6 +15,7 @@
 
 #include "device.h"
 #include "fault.h"
+#include "icrc.h"
 #include "opcode.h"
 #include "socket.h"
 
@@ -66,6 +67,7 @@ static int __init sroce_init(void)
 	int err;
 
 	sroce_opcode_init();
+	sroce_icrc_init();
 	sroce_fault_module_init();
 	err = sroce_socket_init();
 	if (err)
@@ -80,6 +82,7 @@ err_socket:
 	sroce_socket_exit();
 err_fault:
 	sroce_fault_module_exit();
+	sroce_icrc_exit();
 	return err;
 }
 
@@ -90,6 +93,7 @@ static void __exit sroce_exit(void)
 	unregister_netdevice_notifier(&sroce_netdev_notifier);
 	sroce_socket_exit();
 	sroce_fault_module_exit();
+	sroce_icrc_exit();
 }
 
 module_init(sroce_init);
