@@ -24,7 +24,10 @@
 #      loses the race for an engine.
 #   3. sroce-errors destroy-race: the responder's QP destroyed while its
 #      receive engine lingers in its error path (error_delay_us 3000,
-#      engines_inline N), 40 times.
+#      engines_inline N), 40 times. The error path wakes the send engine
+#      that destroy has stopped: debugfs's refused_scheds must grow (the
+#      old code scheduled it anyway, on a QP about to be freed, which
+#      KASAN did not catch in 300 tries: the tasklet ran before the free).
 #   4. Faults off: clean RC traffic passes; the devices hold no more
 #      objects than before; sroce unloads.
 # The kernel must not complain.
@@ -119,11 +122,16 @@ log "3. QPs destroyed while their receive engine is in its error path"
 echo N >"$dbg/engines_inline"
 echo 3000 >"$dbg/error_delay_us"
 status=0
+refused=$(<"$dbg/refused_scheds")
 sroce-errors -d sroce_a -g "$(gid_index sroce_a 192.0.2.1)" -D sroce_b \
 	-G "$(gid_index sroce_b 192.0.2.2)" -c destroy-race --iterations 40 \
 	--race-ms 6 >"$tmp/race" 2>&1 || status=$?
 sed 's/^/  /' "$tmp/race"
 ((status == 0)) || fail "sroce-errors destroy-race: exit status $status"
+refused=$(($(<"$dbg/refused_scheds") - refused))
+((refused > 0)) ||
+	fail "destroy-race: no request to run a stopped engine was refused (debugfs refused_scheds)"
+log "destroy-race: $refused requests to run a dying QP's stopped engine refused"
 knobs_off
 
 log "4. faults off"

@@ -27,7 +27,10 @@
  * Two knobs for the whole module, in /sys/kernel/debug/sroce/, widen race
  * windows for tests: engines_inline (Y, the default; N runs every engine
  * in its tasklet, never inline in the caller) and error_delay_us (a busy
- * wait, at most 10 ms, in the responder's error path).
+ * wait, at most 10 ms, in the responder's error path). And one counter,
+ * refused_scheds: the requests to run or schedule an engine that were
+ * refused because the engine was stopped (task.c), so that a test can
+ * tell that it made a dying QP's engine wake the other one.
  *
  * Injected faults are counted in hits, not in the device's drop counters:
  * to the transport they look like what the network did.
@@ -62,6 +65,8 @@ static struct dentry *fault_root;
 bool sroce_fault_engines_inline = true;
 /* Microseconds the responder waits in its error path (resp.c). */
 u32 sroce_fault_error_delay_us;
+/* Requests to run a stopped engine, refused (task.c). */
+atomic_t sroce_fault_refused_scheds = ATOMIC_INIT(0);
 
 /* Does fault @kind strike now? */
 static bool strikes(struct sroce_dev *sdev, enum sroce_fault_kind kind)
@@ -328,6 +333,8 @@ void sroce_fault_module_init(void)
 			    &sroce_fault_engines_inline);
 	debugfs_create_u32("error_delay_us", 0600, fault_root,
 			   &sroce_fault_error_delay_us);
+	debugfs_create_atomic_t("refused_scheds", 0400, fault_root,
+				&sroce_fault_refused_scheds);
 }
 
 /**

@@ -86,6 +86,7 @@ void sroce_fault_module_exit(void);
 
 extern bool sroce_fault_engines_inline;
 extern u32 sroce_fault_error_delay_us;
+extern atomic_t sroce_fault_refused_scheds;
 
 void sroce_fault_error_delay(void);
 

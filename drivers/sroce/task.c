@@ -99,6 +99,8 @@ void sroce_task_run(struct sroce_task *task)
 		/* Ordered after the RUN bit: see the DOC above. */
 		if (!READ_ONCE(task->stopped))
 			more = task->fn(task);
+		else
+			atomic_inc(&sroce_fault_refused_scheds);
 		tasklet_unlock(&task->tasklet);
 	} else {
 		more = true;	/* the winner may have looked already */
@@ -121,6 +123,8 @@ void sroce_task_sched(struct sroce_task *task)
 	spin_lock_irqsave(&task->lock, flags);
 	if (!task->stopped)
 		tasklet_schedule(&task->tasklet);
+	else
+		atomic_inc(&sroce_fault_refused_scheds);
 	spin_unlock_irqrestore(&task->lock, flags);
 }
 
