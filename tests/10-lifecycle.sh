@@ -28,21 +28,25 @@ rounds=20
 # struct sroce_dev (3.3 KiB, with the struct ib_device in it) is a
 # kmalloc-4k object, each device's GID table a kmalloc-8k one, its port
 # data kmalloc-1k/2k ones. Every slab of these caches is first given back
-# (.../shrink flushes the per-CPU slabs, so "active" counts are exact),
-# and the smallest of five readings 0.1 s apart is taken: what the rest of
-# the system allocates for a moment (a seq_file buffer, a forking shell)
-# only ever adds. Measured this way, the sum moved by -4 to +8 KiB between
-# rounds 1 and 20 on both kernels, while one more kmalloc-4k object held
-# each round (a 3900-byte user key, standing in for a leaked sroce_dev)
-# made it exactly 76 KiB = 19 x 4 KiB. A leaked ib_device with its GID
-# table would be 19 x 12 KiB or more.
+# (.../shrink flushes the per-CPU slabs, and KASAN's quarantine, so
+# "active" counts are exact), and the smallest of readings 0.2 s apart is
+# taken: what the rest of the system allocates for a moment (a seq_file
+# buffer, a forking shell) only ever adds. The readings go on until the
+# smallest has held for 2 s (at most 30 s): a deleted network namespace is
+# freed later by a kernel worker (cleanup_net), which on the debug kernel
+# can take seconds, and two namespaces' sysctl tables and neighbour
+# tables in these caches weigh about 200 KiB. Measured this way, the sum
+# moved by -4 to +8 KiB between rounds 1 and 20 on both kernels, while
+# one more kmalloc-4k object held each round (a 3900-byte user key,
+# standing in for a leaked sroce_dev) made it exactly 76 KiB = 19 x 4 KiB.
+# A leaked ib_device with its GID table would be 19 x 12 KiB or more.
 slab_caches="kmalloc-1k kmalloc-2k kmalloc-4k kmalloc-8k"
 slab_threshold_kib=48
 
 slab_kib() {
-	local c name active total size rest sum min=-1 i
+	local c name active total size rest sum min=-1 held=0 i
 
-	for ((i = 0; i < 5; i++)); do
+	for ((i = 0; i < 150 && held < 10; i++)); do
 		for c in $slab_caches; do
 			echo 1 >"/sys/kernel/slab/$c/shrink"
 		done
@@ -51,8 +55,13 @@ slab_kib() {
 			[[ " $slab_caches " == *" $name "* ]] || continue
 			sum=$((sum + active * size))
 		done </proc/slabinfo
-		((min < 0 || sum < min)) && min=$sum
-		sleep 0.1	# sampling, not waiting for anything
+		if ((min < 0 || sum < min)); then
+			min=$sum
+			held=0
+		else
+			held=$((held + 1))
+		fi
+		sleep 0.2	# sampling, not waiting for anything
 	done
 	echo $((min / 1024))
 }
