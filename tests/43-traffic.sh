@@ -12,8 +12,11 @@
 # checks every byte, completion and tally:
 #
 #   - clean veth: RC with all seven opcodes (4 QPs), UC with sends and
-#     writes (4 QPs), UD with sends (4 QPs): exit status 0 and
-#     "OK ... mismatches=0 peer_mismatches=0" on both sides;
+#     writes (4 QPs), UD with sends (4 QPs) over IPv4 and over IPv6: exit
+#     status 0 and "OK ... mismatches=0 peer_mismatches=0" on both sides.
+#     UD receives are checked for the IP header in the GRH area (IPv4:
+#     zeros, then the header) and the RoCE packet type in wc.sl (0xa IPv4,
+#     0x9 IPv6), which UCX reads to find its address there;
 #   - then netem on both veths (loss 2%, reordering 10%, duplication 1%,
 #     1 ms delay), 4 QPs each: RC must still be exact; UC and UD run with
 #     --allow-loss (lost, duplicated, reordered messages are counted) and
@@ -51,6 +54,7 @@ log "clean link:"
 traffic "$tmp" --transport rc --qps 4 --ops 8000
 traffic "$tmp" --transport uc --qps 4 --ops 8000
 traffic "$tmp" --transport ud --qps 4 --ops 8000
+TRAFFIC_IPV6=1 traffic "$tmp" --transport ud --qps 4 --ops 4000
 counters
 
 log "netem on veth_a and veth_b: loss 2% reorder 10% duplicate 1% delay 1ms"

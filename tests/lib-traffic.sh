@@ -10,7 +10,9 @@
 #                           "OK ... mismatches=0 peer_mismatches=0";
 #                           outputs in DIR/s and DIR/c; both run under
 #                           the command in $TRAFFIC_WRAP, if set (such as
-#                           "taskset -c 0")
+#                           "taskset -c 0"); over IPv6 (the
+#                           GIDs of 2001:db8::1 and ::2) if $TRAFFIC_IPV6
+#                           is 1, else over IPv4
 #   counter DEV NAME        the value of one of DEV's hw_counters
 
 _traffic_listening() {
@@ -40,10 +42,16 @@ _traffic_counters() {
 
 traffic() {
 	local dir=$1 pid status_s=0 status_c=0 side t0=$SECONDS gid_a gid_b
+	local ip_a=192.0.2.1 ip_b=192.0.2.2 over=
 
 	shift
-	gid_a=$(gid_index sroce_a 192.0.2.1)
-	gid_b=$(gid_index sroce_b 192.0.2.2)
+	if [[ ${TRAFFIC_IPV6:-0} == 1 ]]; then
+		ip_a=2001:db8::1
+		ip_b=2001:db8::2
+		over=" (IPv6)"
+	fi
+	gid_a=$(gid_index sroce_a "$ip_a")
+	gid_b=$(gid_index sroce_b "$ip_b")
 	na ${TRAFFIC_WRAP:-} sroce-traffic --server -d sroce_a -g "$gid_a" --timeout "$(scaled 150)" \
 		>"$dir/s" 2>&1 &
 	pid=$!
@@ -51,7 +59,7 @@ traffic() {
 		sed 's/^/  server: /' "$dir/s"
 		fail "sroce-traffic $*: the server exited before it listened"
 	fi
-	nb ${TRAFFIC_WRAP:-} sroce-traffic --client 192.0.2.1 -d sroce_b -g "$gid_b" \
+	nb ${TRAFFIC_WRAP:-} sroce-traffic --client "$ip_a" -d sroce_b -g "$gid_b" \
 		--timeout "$(scaled 150)" "$@" >"$dir/c" 2>&1 || status_c=$?
 	wait "$pid" || status_s=$?
 	for side in s c; do
@@ -63,7 +71,7 @@ traffic() {
 			fail "sroce-traffic $*: exit status $status_s (server) $status_c (client)"
 		fi
 	done
-	log "sroce-traffic $*: $(grep -o 'seed=[0-9]*' "$dir/c" | head -n 1)," \
+	log "sroce-traffic $*$over: $(grep -o 'seed=[0-9]*' "$dir/c" | head -n 1)," \
 		"$(grep -o 'OK .*' "$dir/c") ($((SECONDS - t0)) s)"
 	grep 'lost .* duplicated' "$dir/c" | sed 's/^/  /' || true
 }

@@ -164,6 +164,10 @@ static u32 wc_flags_to_user(int flags)
 	       (flags & IB_WC_WITH_INVALIDATE ? SROCE_WC_WITH_INV : 0);
 }
 
+/* The ABI's values of network_hdr_type are the kernel's. */
+static_assert(RDMA_NETWORK_IPV4 == SROCE_NETWORK_IPV4);
+static_assert(RDMA_NETWORK_IPV6 == SROCE_NETWORK_IPV6);
+
 static void wc_to_cqe(const struct ib_wc *wc, struct sroce_cqe *cqe)
 {
 	memset(cqe, 0, sizeof(*cqe));
@@ -180,7 +184,8 @@ static void wc_to_cqe(const struct ib_wc *wc, struct sroce_cqe *cqe)
 	cqe->pkey_index = wc->pkey_index;
 	cqe->sl = wc->sl;
 	cqe->port_num = wc->port_num;
-	cqe->network_hdr_type = wc->network_hdr_type;
+	if (wc->wc_flags & IB_WC_WITH_NETWORK_HDR_TYPE)
+		cqe->network_hdr_type = wc->network_hdr_type;
 	memcpy(cqe->smac, wc->smac, sizeof(cqe->smac));
 	cqe->vlan_id = wc->vlan_id;
 }

@@ -368,6 +368,34 @@ static int sroce_close_xrcd(struct ibv_xrcd *ibxrcd)
 /* ------------------------------------------------------------------ */
 /* Completion queues */
 
+/*
+ * The service level a completion reports. struct ibv_wc has no field for
+ * the L3 header of a RoCE UD receive, whose GRH area holds an IPv4 header
+ * in its last 20 bytes or an IPv6 header in all 40 (IBA A17.4.5.2).
+ * mlx5's provider reports it in wc.sl, as its CQE's RoCE packet type (bit
+ * 3: a UDP header, RoCEv2; bits 2:0: 1 IPv6, 2 IPv4), and software
+ * written for that hardware reads it there: UCX before 1.18 looks for the
+ * destination address where (wc.sl & 7) == 2 says an IPv4 header is, and
+ * drops the datagram if it is not its own. RoCE has no LRH, so no SL of
+ * its own to report: libsroce reports what mlx5 does
+ * (Documentation/verbs.md, "UD receives").
+ */
+#define ROCE_PKT_UDP	0x8
+#define ROCE_PKT_IPV6	0x1
+#define ROCE_PKT_IPV4	0x2
+
+static uint8_t cqe_sl(const struct sroce_cqe *cqe)
+{
+	switch (cqe->network_hdr_type) {
+	case SROCE_NETWORK_IPV4:
+		return ROCE_PKT_UDP | ROCE_PKT_IPV4;
+	case SROCE_NETWORK_IPV6:
+		return ROCE_PKT_UDP | ROCE_PKT_IPV6;
+	default:
+		return cqe->sl;
+	}
+}
+
 static void cqe_to_wc(const struct sroce_cqe *cqe, struct ibv_wc *wc)
 {
 	wc->wr_id = cqe->wr_id;
@@ -382,7 +410,7 @@ static void cqe_to_wc(const struct sroce_cqe *cqe, struct ibv_wc *wc)
 	wc->wc_flags = cqe->wc_flags;
 	wc->pkey_index = cqe->pkey_index;
 	wc->slid = cqe->slid;
-	wc->sl = cqe->sl;
+	wc->sl = cqe_sl(cqe);
 	wc->dlid_path_bits = cqe->dlid_path_bits;
 }
 
@@ -532,7 +560,7 @@ static uint32_t cq_read_slid(struct ibv_cq_ex *ibcq)
 
 static uint8_t cq_read_sl(struct ibv_cq_ex *ibcq)
 {
-	return ex_to_scq(ibcq)->cur.sl;
+	return cqe_sl(&ex_to_scq(ibcq)->cur);
 }
 
 static uint8_t cq_read_dlid_path_bits(struct ibv_cq_ex *ibcq)

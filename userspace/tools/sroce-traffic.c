@@ -193,7 +193,7 @@ struct tqp {
 
 static struct options {
 	const char *dev, *host, *port;
-	bool server, one_way, allow_loss, verbose, mix_set, lax_grh;
+	bool server, one_way, allow_loss, verbose, mix_set, lax_grh, any_sl;
 	int gid_index;
 	uint32_t qps, ops, max_size, mix, sq_depth, rq_depth, timeout;
 	uint64_t seed;
@@ -1544,6 +1544,11 @@ static int header_problems(const struct tqp *t, const struct op *op, const struc
 		mismatch("%s: wc_flags 0x%x without IBV_WC_GRH", what, wc->wc_flags);
 	if (ud() && wc->src_qp != t->peer_qpn && ++bad && what)
 		mismatch("%s: src_qp 0x%x, expected 0x%x", what, wc->src_qp, t->peer_qpn);
+	/* RoCEv2 with an IPv4 (0xa) or IPv6 (0x9) header, as mlx5 reports it. */
+	if (ud() && !opt.any_sl && wc->sl != (c.ipv4 ? 0xa : 0x9) && ++bad && what)
+		mismatch("%s: wc.sl 0x%x, expected 0x%x: the RoCE packet type of an %s receive "
+			 "(--any-sl accepts any)", what, wc->sl, c.ipv4 ? 0xa : 0x9,
+			 c.ipv4 ? "IPv4" : "IPv6");
 	return bad;
 }
 
@@ -1559,7 +1564,13 @@ static uint16_t ip_checksum(const uint8_t *h)
 	return (uint16_t)sum;
 }
 
-/* The GRH area of a UD receive holds the sender's IP header. */
+/*
+ * The GRH area of a UD receive holds the sender's IP header: IPv6 in all
+ * 40 bytes, IPv4 in the last 20 and zeros before (the receive buffer was
+ * filled with FILL). UCX finds its own address at the end of the area,
+ * the last 16 bytes (IPv6) or 4 (IPv4), telling the two apart by wc.sl
+ * (before 1.18) or by the first byte's version nibble (1.18 on).
+ */
 static void check_grh(const uint8_t *g, const struct op *op, const char *what)
 {
 	/* UDP + BTH + DETH [+ ImmDt] + payload + pad + ICRC */
@@ -1568,6 +1579,11 @@ static void check_grh(const uint8_t *g, const struct op *op, const char *what)
 	const uint8_t *ip = g + 20;
 
 	if (c.ipv4) {
+		static const uint8_t zero[20];
+
+		if (memcmp(g, zero, sizeof(zero)))
+			mismatch("%s: GRH area bytes 0..19 of an IPv4 receive are not zero: "
+				 "%02x %02x %02x %02x ..", what, g[0], g[1], g[2], g[3]);
 		if (ip[0] != 0x45 || ip[9] != IPPROTO_UDP || (uint32_t)(ip[2] << 8 | ip[3]) != 20 + udp ||
 		    memcmp(ip + 12, c.peer_gid.raw + 12, 4) || memcmp(ip + 16, c.gid.raw + 12, 4))
 			mismatch("%s: GRH area bytes 20..39 are not the IPv4 header from %u.%u.%u.%u "
@@ -2154,6 +2170,8 @@ static const char usage_text[] =
 "  -T, --timeout SEC       fail if the run is not over after SEC seconds (300)\n"
 "      --lax-grh-checksum  ud: accept a zero IPv4 header checksum in the GRH\n"
 "                          area (rdma_rxe's loopback never computes it)\n"
+"      --any-sl            ud: accept any wc.sl (rdma_rxe reports 0, not the\n"
+"                          RoCE packet type 0xa or 0x9)\n"
 "  -v, --verbose           more detail\n"
 "      --inject-corruption KIND\n"
 "                          self-test: corrupt one thing on this side and expect\n"
@@ -2214,7 +2232,7 @@ static void parse_inject(const char *s)
 	opt.inject = i;
 }
 
-enum { O_SQ = 256, O_RQ, O_ONE_WAY, O_ALLOW_LOSS, O_INJECT, O_LAX_GRH };
+enum { O_SQ = 256, O_RQ, O_ONE_WAY, O_ALLOW_LOSS, O_INJECT, O_LAX_GRH, O_ANY_SL };
 
 static const struct option long_opts[] = {
 	{ "server", no_argument, NULL, 'S' },
@@ -2235,6 +2253,7 @@ static const struct option long_opts[] = {
 	{ "allow-loss", no_argument, NULL, O_ALLOW_LOSS },
 	{ "inject-corruption", required_argument, NULL, O_INJECT },
 	{ "lax-grh-checksum", no_argument, NULL, O_LAX_GRH },
+	{ "any-sl", no_argument, NULL, O_ANY_SL },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -2261,6 +2280,7 @@ static void parse_option(int o, const char *arg)
 	case O_ALLOW_LOSS: opt.allow_loss = true; break;
 	case O_INJECT: parse_inject(arg); break;
 	case O_LAX_GRH: opt.lax_grh = true; break;
+	case O_ANY_SL: opt.any_sl = true; break;
 	case 'v': opt.verbose = true; break;
 	case 'h': usage(0);
 	default: usage(2);

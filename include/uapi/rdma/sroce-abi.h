@@ -225,7 +225,8 @@ struct sroce_recv_wqe {
  * @sl: service level
  * @dlid_path_bits: always zero on RoCE
  * @port_num: port the completion came from
- * @network_hdr_type: RDMA_NETWORK_IPV4 or RDMA_NETWORK_IPV6 (UD)
+ * @network_hdr_type: SROCE_NETWORK_IPV4 or SROCE_NETWORK_IPV6 on a UD or GSI
+ *                    receive (the header in the GRH area), else 0
  * @smac: source MAC address (UD)
  * @vlan_id: VLAN id (UD)
  */
@@ -254,6 +255,13 @@ struct sroce_cqe {
  * Completion flags in struct sroce_cqe. They have the values of rdma-core's
  * enum ibv_wc_flags, which differ from the kernel's enum ib_wc_flags.
  */
+/*
+ * The L3 header of a UD or GSI receive (struct sroce_cqe's network_hdr_type):
+ * the values of the kernel's enum rdma_network_type.
+ */
+#define SROCE_NETWORK_IPV4		2
+#define SROCE_NETWORK_IPV6		3
+
 #define SROCE_WC_GRH			(1U << 0)
 #define SROCE_WC_WITH_IMM		(1U << 1)
 #define SROCE_WC_IP_CSUM_OK		(1U << 2)
