@@ -24,7 +24,7 @@
 #define SROCE_MAX_RECV_SGE		SROCE_MAX_SGE
 #define SROCE_MAX_SGE_RD		SROCE_MAX_SGE
 #define SROCE_MAX_CQ			0x4000
-#define SROCE_MAX_CQE			(0x10000 - 1)
+#define SROCE_MAX_CQE			(0x100000 - 1)	/* a 64 MiB user ring */
 #define SROCE_MAX_MR			0x40000
 #define SROCE_MAX_MW			0x10000
 #define SROCE_MAX_PD			0x8000

@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# 65-libfabric: libfabric's verbs provider runs on sroce as installed
+# (Documentation/clients.md).
+#
+#   netns a: sroce_a on veth_a 192.0.2.1   fi_pingpong server
+#   netns b: sroce_b on veth_b 192.0.2.2   fi_pingpong client
+#
+# fi_pingpong (libfabric-bin) with data integrity checks (-c), every size
+# from 64 B to 1 MiB (the last 10 iterations each), over:
+#
+#   - RDM endpoints, "verbs;ofi_rxm", messages and tagged messages: rxm
+#     opens a verbs CQ of (rx_size + tx_size) x FI_UNIVERSE_SIZE entries
+#     (384 + 384) x 256 = 196608, which failed fi_enable() with EINVAL
+#     while sroce's max_cqe was 65535 (rdma_rxe's is 32767);
+#   - MSG endpoints, verbs (rdma_cm);
+#   - DGRAM endpoints, verbs (UD; the domain is sroce_a-dgram), 64 B to
+#     1 KiB (the MTU less the GRH area, as the provider reports).
+#
+# Each run must exit 0 on both sides and print its last size's row. Skips if
+# fi_pingpong is missing (scripts/setup installs libfabric-bin). Fails
+# on any kernel report.
+# timeout: 300
+set -e
+. "$(dirname "$0")/lib.sh"
+
+tmp=
+status=0
+
+cleanup() {
+	topo_down
+	[[ -z $tmp ]] || rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+command -v fi_pingpong >/dev/null || skip "no fi_pingpong (scripts/setup installs libfabric-bin)"
+tmp=$(mktemp -d)
+log "$(fi_info --version | head -n 2 | tr '\n' ' ')"
+topo_up
+
+_listening() {
+	na ss -Htln 'sport = :47592' | grep -q .
+}
+
+_bound() {
+	na ss -Huln 'sport = :47592' | grep -q . || _listening
+}
+
+# pingpong NAME SUFFIX LAST OPTION...: server on sroce_a$SUFFIX, client
+# on sroce_b$SUFFIX; LAST is the row of the largest size ("1m").
+pingpong() {
+	local name=$1 suffix=$2 last=$3 pid st_s=0 st_c=0
+
+	shift 3
+	na timeout "$(scaled 120)" fi_pingpong "$@" -c -d "sroce_a$suffix" >"$tmp/s" 2>&1 &
+	pid=$!
+	if ! wait_server 20 "$pid" _bound; then
+		sed 's/^/  server: /' "$tmp/s" | tail -n 20
+		log "FAIL: fi_pingpong $name: the server exited before it listened"
+		status=1
+		return 0
+	fi
+	nb timeout "$(scaled 120)" fi_pingpong "$@" -c -d "sroce_b$suffix" 192.0.2.1 \
+		>"$tmp/c" 2>&1 || st_c=$?
+	wait "$pid" || st_s=$?
+	if ((st_s || st_c)) || ! grep -q "^$last " "$tmp/s" || ! grep -q "^$last " "$tmp/c"; then
+		sed 's/^/  server: /' "$tmp/s" | tail -n 20
+		sed 's/^/  client: /' "$tmp/c" | tail -n 20
+		log "FAIL: fi_pingpong $name: exit status $st_s (server) $st_c (client)"
+		status=1
+		return 0
+	fi
+	log "fi_pingpong $name: $(grep "^$last " "$tmp/c" | tr -s ' ')"
+}
+
+pingpong "rdm msg (verbs;ofi_rxm)" "" 1m -p "verbs;ofi_rxm" -e rdm -m msg
+pingpong "rdm tagged (verbs;ofi_rxm)" "" 1m -p "verbs;ofi_rxm" -e rdm -m tagged
+pingpong "msg (verbs)" "" 1m -p verbs -e msg
+pingpong "dgram (verbs)" "-dgram" 1k -p verbs -e dgram
+
+kernel_log_clean || { log "the kernel complained"; status=1; }
+((status == 0)) || fail "libfabric failed (above)"

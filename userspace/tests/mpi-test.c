@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * mpi-test: byte-checked MPI traffic between two ranks, for
+ * tests/64-ucx.sh (Open MPI over pml ucx on sroce).
+ *
+ *   mpirun -np 2 mpi-test
+ *
+ * Rank 0 sends messages of 1 B to 4 MiB (eager and rendezvous) to rank
+ * 1, which checks each and sends it back; rank 0 checks the echo. Then
+ * both exchange 1 MiB at once (MPI_Sendrecv), and an MPI_Allreduce of
+ * their rank numbers is checked. Each message has its own pattern.
+ *
+ * Rank 0 prints "ok:"/"FAIL:" lines of both ranks' checks and
+ * "N passed, N failed"; the exit status is 1 if any check failed.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#define MAX_SIZE	(4 << 20)
+
+static const int sizes[] = {
+	1, 7, 64, 1000, 4096, 12289, 65536, 300000, 1 << 20, MAX_SIZE,
+};
+#define NUM_SIZES	((int)(sizeof(sizes) / sizeof(sizes[0])))
+
+static int rank, passed, failed;
+
+static uint8_t pattern(long i, long len, int seq)
+{
+	return (uint8_t)(i * 131 + (i >> 9) + len * 7 + seq * 29 + 1);
+}
+
+static void fill(uint8_t *buf, int len, int seq)
+{
+	for (int i = 0; i < len; i++)
+		buf[i] = pattern(i, len, seq);
+}
+
+static void check_buf(const uint8_t *buf, int len, int seq, const char *what)
+{
+	int i;
+
+	for (i = 0; i < len; i++)
+		if (buf[i] != pattern(i, len, seq))
+			break;
+	if (i == len) {
+		passed++;
+		printf("ok: rank %d: %s, %d bytes\n", rank, what, len);
+	} else {
+		failed++;
+		printf("FAIL: rank %d: %s, %d bytes: byte %d is 0x%02x, expected 0x%02x\n",
+		       rank, what, len, i, buf[i], pattern(i, len, seq));
+	}
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	uint8_t *buf, *buf2;
+	int size, n, i, sum, totals[2];
+	MPI_Status st;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (size != 2) {
+		if (!rank)
+			fprintf(stderr, "mpi-test: run with 2 ranks, not %d\n", size);
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	buf = malloc(MAX_SIZE);
+	buf2 = malloc(MAX_SIZE);
+	if (!buf || !buf2)
+		MPI_Abort(MPI_COMM_WORLD, 2);
+
+	for (i = 0; i < NUM_SIZES; i++) {
+		if (rank == 0) {
+			fill(buf, sizes[i], i);
+			MPI_Send(buf, sizes[i], MPI_BYTE, 1, i, MPI_COMM_WORLD);
+			memset(buf, 0, sizes[i]);
+			MPI_Recv(buf, MAX_SIZE, MPI_BYTE, 1, 100 + i, MPI_COMM_WORLD, &st);
+			MPI_Get_count(&st, MPI_BYTE, &n);
+			if (n != sizes[i]) {
+				failed++;
+				printf("FAIL: rank 0: echo %d of %d bytes, expected %d\n", i, n, sizes[i]);
+			} else {
+				check_buf(buf, n, i, "echo received");
+			}
+		} else {
+			memset(buf, 0, sizes[i]);
+			MPI_Recv(buf, MAX_SIZE, MPI_BYTE, 0, i, MPI_COMM_WORLD, &st);
+			MPI_Get_count(&st, MPI_BYTE, &n);
+			if (n != sizes[i]) {
+				failed++;
+				printf("FAIL: rank 1: message %d of %d bytes, expected %d\n", i, n, sizes[i]);
+			} else {
+				check_buf(buf, n, i, "message received");
+			}
+			MPI_Send(buf, n, MPI_BYTE, 0, 100 + i, MPI_COMM_WORLD);
+		}
+	}
+
+	fill(buf, 1 << 20, 50 + rank);
+	memset(buf2, 0, 1 << 20);
+	MPI_Sendrecv(buf, 1 << 20, MPI_BYTE, 1 - rank, 7, buf2, 1 << 20, MPI_BYTE,
+		     1 - rank, 7, MPI_COMM_WORLD, &st);
+	check_buf(buf2, 1 << 20, 50 + (1 - rank), "MPI_Sendrecv received");
+
+	MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	if (sum == 1) {
+		passed++;
+		printf("ok: rank %d: MPI_Allreduce of the ranks is 1\n", rank);
+	} else {
+		failed++;
+		printf("FAIL: rank %d: MPI_Allreduce of the ranks is %d, expected 1\n", rank, sum);
+	}
+
+	totals[0] = passed;
+	totals[1] = failed;
+	MPI_Allreduce(MPI_IN_PLACE, totals, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	if (rank == 0)
+		printf("%d passed, %d failed\n", totals[0], totals[1]);
+	free(buf);
+	free(buf2);
+	MPI_Finalize();
+	return totals[1] ? 1 : 0;
+}
