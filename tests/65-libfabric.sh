@@ -11,9 +11,9 @@
 # from 64 B to 1 MiB (the last 10 iterations each), over:
 #
 #   - RDM endpoints, "verbs;ofi_rxm", messages and tagged messages: rxm
-#     opens a verbs CQ of (rx_size + tx_size) x FI_UNIVERSE_SIZE entries
-#     (384 + 384) x 256 = 196608, which failed fi_enable() with EINVAL
-#     while sroce's max_cqe was 65535 (rdma_rxe's is 32767);
+#     opens a verbs CQ of (rx_size + tx_size) x FI_UNIVERSE_SIZE entries,
+#     (128 + 128) x 1024 = 262144 by default, which failed fi_enable()
+#     with EINVAL while sroce's max_cqe was 65535 (rdma_rxe's is 32767);
 #   - MSG endpoints, verbs (rdma_cm);
 #   - DGRAM endpoints, verbs (UD; the domain is sroce_a-dgram), 64 B to
 #     1 KiB (the MTU less the GRH area, as the provider reports).

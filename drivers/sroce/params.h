@@ -24,7 +24,12 @@
 #define SROCE_MAX_RECV_SGE		SROCE_MAX_SGE
 #define SROCE_MAX_SGE_RD		SROCE_MAX_SGE
 #define SROCE_MAX_CQ			0x4000
-#define SROCE_MAX_CQE			(0x100000 - 1)	/* a 64 MiB user ring */
+/*
+ * libfabric's ofi_rxm asks (128 + 128) x 1024 = 262144 entries with its
+ * defaults. The largest ring is 16 MiB (user, 64-byte entries) or 32 MiB
+ * (kernel); resize_cq copies what waits in it under the CQ's lock.
+ */
+#define SROCE_MAX_CQE			0x40000
 #define SROCE_MAX_MR			0x40000
 #define SROCE_MAX_MW			0x10000
 #define SROCE_MAX_PD			0x8000

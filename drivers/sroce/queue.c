@@ -30,7 +30,7 @@
 
 #include "queue.h"
 
-/* Largest ring: the largest queue limit, with room to spare. */
+/* Largest ring: above every queue limit (params.h). */
 #define SROCE_QUEUE_MAX_ENTRIES		0x100000
 
 /**

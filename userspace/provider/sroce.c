@@ -378,7 +378,7 @@ static int sroce_close_xrcd(struct ibv_xrcd *ibxrcd)
  * destination address where (wc.sl & 7) == 2 says an IPv4 header is, and
  * drops the datagram if it is not its own. RoCE has no LRH, so no SL of
  * its own to report: libsroce reports what mlx5 does
- * (Documentation/verbs.md, "UD receives").
+ * (Documentation/provider.md, "UD receives").
  */
 #define ROCE_PKT_UDP	0x8
 #define ROCE_PKT_IPV6	0x1

@@ -900,6 +900,57 @@ static void test_cq_ex(struct ibv_context *ctx)
 	      "destroying a cq_ex unmaps the ring");
 }
 
+/*
+ * The L3 header type of a UD receive (the CQE's network_hdr_type) comes
+ * out as wc.sl, mlx5's RoCE packet type (0xa IPv4, 0x9 IPv6), through
+ * poll_cq and through ibv_wc_read_sl(); other completions keep their sl.
+ */
+static void test_cq_sl(struct ibv_context *ctx)
+{
+	static const uint8_t type[] = { SROCE_NETWORK_IPV4, SROCE_NETWORK_IPV6, 0 };
+	static const uint8_t sl[] = { 0xa, 0x9, 4 };
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = 4,
+		.wc_flags = IBV_WC_EX_WITH_SL,
+	};
+	struct ibv_poll_cq_attr pattr = {};
+	struct ibv_cq_ex *cqx;
+	struct ibv_wc wc[4];
+	struct ibv_cq *cq;
+	bool ok = true;
+	int h, i, n;
+
+	cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	cqx = ibv_create_cq_ex(ctx, &attr);
+	check(cq && cqx, "create_cq and create_cq_ex for the sl checks");
+	if (!cq || !cqx)
+		goto out;
+	h = cq->handle;
+	kernel_complete(h, 600, 3);
+	for (i = 0; i < 3; i++)
+		qcqe(&queues[h], qhdr(&queues[h])->producer - 3 + i)->network_hdr_type = type[i];
+	n = ibv_poll_cq(cq, 4, wc);
+	for (i = 0; i < n; i++)
+		ok &= wc[i].sl == sl[i];
+	check(n == 3 && ok, "poll_cq: wc.sl 0x%x 0x%x %u for IPv4, IPv6, neither",
+	      n > 0 ? wc[0].sl : 0, n > 1 ? wc[1].sl : 0, n > 2 ? wc[2].sl : 0);
+
+	h = ibv_cq_ex_to_cq(cqx)->handle;
+	kernel_complete(h, 700, 3);
+	for (i = 0; i < 3; i++)
+		qcqe(&queues[h], qhdr(&queues[h])->producer - 3 + i)->network_hdr_type = type[i];
+	ok = ibv_start_poll(cqx, &pattr) == 0 && ibv_wc_read_sl(cqx) == sl[0];
+	ok &= ibv_next_poll(cqx) == 0 && ibv_wc_read_sl(cqx) == sl[1];
+	ok &= ibv_next_poll(cqx) == 0 && ibv_wc_read_sl(cqx) == sl[2];
+	ibv_end_poll(cqx);
+	check(ok, "ibv_wc_read_sl: the same");
+out:
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (cqx)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
+}
+
 /* Produce a completion of QP @qpn with @wr_id into CQ ring @h. */
 static void kernel_complete_qp(int h, uint32_t qpn, uint64_t wr_id)
 {
@@ -1283,6 +1334,7 @@ int main(int argc, char **argv)
 	} else {
 		test_cq(ctx);
 		test_cq_ex(ctx);
+		test_cq_sl(ctx);
 		test_qp_srq(ctx);
 		test_cq_clean(ctx);
 		test_srq_resize(ctx);

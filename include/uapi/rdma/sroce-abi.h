@@ -252,16 +252,16 @@ struct sroce_cqe {
 };
 
 /*
- * Completion flags in struct sroce_cqe. They have the values of rdma-core's
- * enum ibv_wc_flags, which differ from the kernel's enum ib_wc_flags.
- */
-/*
  * The L3 header of a UD or GSI receive (struct sroce_cqe's network_hdr_type):
  * the values of the kernel's enum rdma_network_type.
  */
 #define SROCE_NETWORK_IPV4		2
 #define SROCE_NETWORK_IPV6		3
 
+/*
+ * Completion flags in struct sroce_cqe. They have the values of rdma-core's
+ * enum ibv_wc_flags, which differ from the kernel's enum ib_wc_flags.
+ */
 #define SROCE_WC_GRH			(1U << 0)
 #define SROCE_WC_WITH_IMM		(1U << 1)
 #define SROCE_WC_IP_CSUM_OK		(1U << 2)
