@@ -66,37 +66,30 @@ log "$(mpirun --version | head -n 1)"
 
 topo_up
 
-_port_listening() {
-	na ss -Htln "sport = :$1" | grep -q .
-}
-
 # ucp_run NAME IP GID_A GID_B ENV...: ucp-test between the namespaces,
 # server in a, client in b, each on its own device; ENV (VAR=VALUE) for
 # both.
 ucp_run() {
-	local name=$1 ip=$2 gid_a=$3 gid_b=$4 pid st_s=0 st_c=0 rx0 rx1
+	local name=$1 ip=$2 gid_a=$3 gid_b=$4 rx0 rx1
 
 	shift 4
 	rx0=$(counter sroce_a rx_bytes)
-	na env UCX_NET_DEVICES=sroce_a:1 UCX_IB_GID_INDEX="$gid_a" "$@" \
-		timeout "$(scaled 120)" "$tmp/ucp-test" --server >"$tmp/s" 2>&1 &
-	pid=$!
-	if ! wait_server 20 "$pid" _port_listening 18520; then
-		sed 's/^/  server: /' "$tmp/s"
+	if ! ns_pair 18520 "$tmp/s" "$tmp/c" \
+		env UCX_NET_DEVICES=sroce_a:1 UCX_IB_GID_INDEX="$gid_a" "$@" \
+		timeout "$(scaled 120)" "$tmp/ucp-test" --server -- \
+		env UCX_NET_DEVICES=sroce_b:1 UCX_IB_GID_INDEX="$gid_b" "$@" \
+		timeout "$(scaled 120)" "$tmp/ucp-test" --client "$ip"; then
 		log "FAIL: ucp-test $name: the server exited before it listened"
 		status=1
 		return 0
 	fi
-	nb env UCX_NET_DEVICES=sroce_b:1 UCX_IB_GID_INDEX="$gid_b" "$@" \
-		timeout "$(scaled 120)" "$tmp/ucp-test" --client "$ip" >"$tmp/c" 2>&1 || st_c=$?
-	wait "$pid" || st_s=$?
 	rx1=$(counter sroce_a rx_bytes)
 	grep -h '^FAIL' "$tmp/s" "$tmp/c" | sed 's/^/  /' || true
-	if ((st_s || st_c)) || ! grep -q '^21 passed, 0 failed$' "$tmp/s" ||
+	if ((pair_st_s || pair_st_c)) || ! grep -q '^21 passed, 0 failed$' "$tmp/s" ||
 		! grep -q '^11 passed, 0 failed$' "$tmp/c"; then
 		sed 's/^/  server: /' "$tmp/s" | grep -v '^  server: ok' | tail -n 20
 		sed 's/^/  client: /' "$tmp/c" | grep -v '^  client: ok' | tail -n 20
-		log "FAIL: ucp-test $name: exit status $st_s (server) $st_c (client)"
+		log "FAIL: ucp-test $name: exit status $pair_st_s (server) $pair_st_c (client)"
 		status=1
 		return 0
 	fi
@@ -120,25 +113,21 @@ ucp_run "default IPv4" 192.0.2.1 "$gid4_a" "$gid4_b"
 
 # perftest NAME SERVER_ENV CLIENT_ARGS...: ucx_perftest, server in a.
 perftest() {
-	local name=$1 senv=$2 pid st_s=0 st_c=0
+	local name=$1 senv=$2
 
 	shift 2
 	# shellcheck disable=SC2086 # $senv is VAR=VALUE words
-	na env $senv timeout "$(scaled 120)" ucx_perftest -p 18521 >"$tmp/ps" 2>&1 &
-	pid=$!
-	if ! wait_server 20 "$pid" _port_listening 18521; then
-		sed 's/^/  server: /' "$tmp/ps"
+	if ! ns_pair 18521 "$tmp/ps" "$tmp/pc" \
+		env $senv timeout "$(scaled 120)" ucx_perftest -p 18521 -- \
+		timeout "$(scaled 120)" ucx_perftest 192.0.2.1 -p 18521 "$@"; then
 		log "FAIL: ucx_perftest $name: the server exited before it listened"
 		status=1
 		return 0
 	fi
-	nb timeout "$(scaled 120)" ucx_perftest 192.0.2.1 -p 18521 "$@" \
-		>"$tmp/pc" 2>&1 || st_c=$?
-	wait "$pid" || st_s=$?
-	if ((st_s || st_c)) || ! grep -Eq '^ *Final: ' "$tmp/pc"; then
+	if ((pair_st_s || pair_st_c)) || ! grep -Eq '^ *Final: ' "$tmp/pc"; then
 		sed 's/^/  client: /' "$tmp/pc" | tail -n 20
 		sed 's/^/  server: /' "$tmp/ps" | tail -n 20
-		log "FAIL: ucx_perftest $name: exit status $st_s (server) $st_c (client)"
+		log "FAIL: ucx_perftest $name: exit status $pair_st_s (server) $pair_st_c (client)"
 		status=1
 		return 0
 	fi

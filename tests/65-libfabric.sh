@@ -39,35 +39,23 @@ tmp=$(mktemp -d)
 log "$(fi_info --version | head -n 2 | tr '\n' ' ')"
 topo_up
 
-_listening() {
-	na ss -Htln 'sport = :47592' | grep -q .
-}
-
-_bound() {
-	na ss -Huln 'sport = :47592' | grep -q . || _listening
-}
-
 # pingpong NAME SUFFIX LAST OPTION...: server on sroce_a$SUFFIX, client
 # on sroce_b$SUFFIX; LAST is the row of the largest size ("1m").
 pingpong() {
-	local name=$1 suffix=$2 last=$3 pid st_s=0 st_c=0
+	local name=$1 suffix=$2 last=$3
 
 	shift 3
-	na timeout "$(scaled 120)" fi_pingpong "$@" -c -d "sroce_a$suffix" >"$tmp/s" 2>&1 &
-	pid=$!
-	if ! wait_server 20 "$pid" _bound; then
-		sed 's/^/  server: /' "$tmp/s" | tail -n 20
+	if ! ns_pair 47592 "$tmp/s" "$tmp/c" \
+		timeout "$(scaled 120)" fi_pingpong "$@" -c -d "sroce_a$suffix" -- \
+		timeout "$(scaled 120)" fi_pingpong "$@" -c -d "sroce_b$suffix" 192.0.2.1; then
 		log "FAIL: fi_pingpong $name: the server exited before it listened"
 		status=1
 		return 0
 	fi
-	nb timeout "$(scaled 120)" fi_pingpong "$@" -c -d "sroce_b$suffix" 192.0.2.1 \
-		>"$tmp/c" 2>&1 || st_c=$?
-	wait "$pid" || st_s=$?
-	if ((st_s || st_c)) || ! grep -q "^$last " "$tmp/s" || ! grep -q "^$last " "$tmp/c"; then
+	if ((pair_st_s || pair_st_c)) || ! grep -q "^$last " "$tmp/s" || ! grep -q "^$last " "$tmp/c"; then
 		sed 's/^/  server: /' "$tmp/s" | tail -n 20
 		sed 's/^/  client: /' "$tmp/c" | tail -n 20
-		log "FAIL: fi_pingpong $name: exit status $st_s (server) $st_c (client)"
+		log "FAIL: fi_pingpong $name: exit status $pair_st_s (server) $pair_st_c (client)"
 		status=1
 		return 0
 	fi

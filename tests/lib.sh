@@ -32,6 +32,11 @@
 #   sroce_load            load sroce.ko and what it needs (no-op if loaded)
 #   sroce_unload          unload sroce, wait until it is gone
 #   na CMD... / nb CMD... run CMD in network namespace a / b
+#   ns_pair PORT OUT_S OUT_C SERVER... -- CLIENT...
+#                         SERVER in netns a until it listens on PORT, then
+#                         CLIENT in netns b; exit statuses in pair_st_s
+#                         and pair_st_c; returns 1 (the server's output
+#                         shown) if the server exits before it listens
 #   topo_up [TYPE]        build the topology above, wait until it is usable
 #   topo_down             tear it down, whatever state it is in
 #   kernel_log_clean      no kernel complaint since the last call?
@@ -135,6 +140,41 @@ wait_server() {
 
 na() {
 	ip netns exec a "$@"
+}
+
+_ns_a_listening() {
+	na ss -Htuln "sport = :$1" | grep -q .
+}
+
+# ns_pair PORT OUT_S OUT_C SERVER... -- CLIENT...: a client-server run
+# across lib.sh's topology. SERVER runs in netns a, its output into
+# OUT_S; once something listens on TCP or UDP port PORT there (at most
+# 20 s), CLIENT runs in netns b, its output into OUT_C, then the server
+# is waited for. Their exit statuses are left in pair_st_s and
+# pair_st_c. Returns 1 if the server exits before it listens, after
+# printing its output.
+# shellcheck disable=SC2034 # pair_st_s and pair_st_c are the caller's
+ns_pair() {
+	local port=$1 out_s=$2 out_c=$3 pid
+	local -a server=()
+
+	shift 3
+	while (($#)) && [[ $1 != -- ]]; do
+		server+=("$1")
+		shift
+	done
+	shift
+	pair_st_s=0
+	pair_st_c=0
+	na "${server[@]}" >"$out_s" 2>&1 &
+	pid=$!
+	if ! wait_server 20 "$pid" _ns_a_listening "$port"; then
+		wait "$pid" || pair_st_s=$?
+		sed 's/^/  server: /' "$out_s"
+		return 1
+	fi
+	nb "$@" >"$out_c" 2>&1 || pair_st_c=$?
+	wait "$pid" || pair_st_s=$?
 }
 
 nb() {

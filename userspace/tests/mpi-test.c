@@ -59,6 +59,25 @@ static void check_buf(const uint8_t *buf, int len, int seq, const char *what)
 	fflush(stdout);
 }
 
+/* Receive message @seq (sizes[@seq] bytes) from @from into @buf; check it. */
+static int recv_check(uint8_t *buf, int from, int tag, int seq, const char *what)
+{
+	MPI_Status st;
+	int n;
+
+	memset(buf, 0, sizes[seq]);
+	MPI_Recv(buf, MAX_SIZE, MPI_BYTE, from, tag, MPI_COMM_WORLD, &st);
+	MPI_Get_count(&st, MPI_BYTE, &n);
+	if (n != sizes[seq]) {
+		failed++;
+		printf("FAIL: rank %d: %s %d: %d bytes, expected %d\n", rank, what,
+		       seq, n, sizes[seq]);
+	} else {
+		check_buf(buf, n, seq, what);
+	}
+	return n;
+}
+
 int main(int argc, char **argv)
 {
 	uint8_t *buf, *buf2;
@@ -82,25 +101,9 @@ int main(int argc, char **argv)
 		if (rank == 0) {
 			fill(buf, sizes[i], i);
 			MPI_Send(buf, sizes[i], MPI_BYTE, 1, i, MPI_COMM_WORLD);
-			memset(buf, 0, sizes[i]);
-			MPI_Recv(buf, MAX_SIZE, MPI_BYTE, 1, 100 + i, MPI_COMM_WORLD, &st);
-			MPI_Get_count(&st, MPI_BYTE, &n);
-			if (n != sizes[i]) {
-				failed++;
-				printf("FAIL: rank 0: echo %d of %d bytes, expected %d\n", i, n, sizes[i]);
-			} else {
-				check_buf(buf, n, i, "echo received");
-			}
+			recv_check(buf, 1, 100 + i, i, "echo received");
 		} else {
-			memset(buf, 0, sizes[i]);
-			MPI_Recv(buf, MAX_SIZE, MPI_BYTE, 0, i, MPI_COMM_WORLD, &st);
-			MPI_Get_count(&st, MPI_BYTE, &n);
-			if (n != sizes[i]) {
-				failed++;
-				printf("FAIL: rank 1: message %d of %d bytes, expected %d\n", i, n, sizes[i]);
-			} else {
-				check_buf(buf, n, i, "message received");
-			}
+			n = recv_check(buf, 0, i, i, "message received");
 			MPI_Send(buf, n, MPI_BYTE, 0, 100 + i, MPI_COMM_WORLD);
 		}
 	}

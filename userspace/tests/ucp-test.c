@@ -352,42 +352,44 @@ static ucs_status_t tag_recv(void *buf, size_t cap, ucp_tag_t tag, size_t *len)
 	return st;
 }
 
-static void tag_test(bool server, uint8_t *buf)
+/* Operation @what of message @i went well, or the run is over. */
+static void op_ok(ucs_status_t st, const char *what, unsigned int i)
+{
+	if (st == UCS_OK)
+		return;
+	check(false, "%s %u: %s", what, i, ucs_status_string(st));
+	give_up();
+}
+
+/* Receive message @i (sizes[@i] bytes) with @tag into @buf and check it. */
+static void tag_recv_check(uint8_t *buf, ucp_tag_t tag, unsigned int i,
+			   const char *what)
 {
 	ucs_status_t st;
-	unsigned int i;
 	size_t len;
+
+	memset(buf, 0, sizes[i]);
+	st = tag_recv(buf, MAX_SIZE, tag, &len);
+	if (st != UCS_OK || len != sizes[i]) {
+		check(false, "%s %u: %s, %zu bytes (expected %zu)", what, i,
+		      ucs_status_string(st), len, sizes[i]);
+		give_up();
+	}
+	check_buf(buf, len, i, what);
+}
+
+static void tag_test(bool server, uint8_t *buf)
+{
+	unsigned int i;
 
 	for (i = 0; i < NUM_SIZES; i++) {
 		if (server) {
-			memset(buf, 0, sizes[i]);
-			st = tag_recv(buf, MAX_SIZE, 100 + i, &len);
-			if (st != UCS_OK || len != sizes[i]) {
-				check(false, "tag receive %u: %s, %zu bytes (expected %zu)",
-				      i, ucs_status_string(st), len, sizes[i]);
-				give_up();
-			}
-			check_buf(buf, len, i, "tag message received");
-			st = tag_send(buf, len, 200 + i);
-			if (st != UCS_OK) {
-				check(false, "tag echo %u: %s", i, ucs_status_string(st));
-				give_up();
-			}
+			tag_recv_check(buf, 100 + i, i, "tag message received");
+			op_ok(tag_send(buf, sizes[i], 200 + i), "tag echo", i);
 		} else {
 			fill(buf, sizes[i], i);
-			st = tag_send(buf, sizes[i], 100 + i);
-			if (st != UCS_OK) {
-				check(false, "tag send %u: %s", i, ucs_status_string(st));
-				give_up();
-			}
-			memset(buf, 0, sizes[i]);
-			st = tag_recv(buf, MAX_SIZE, 200 + i, &len);
-			if (st != UCS_OK || len != sizes[i]) {
-				check(false, "tag echo %u: %s, %zu bytes (expected %zu)",
-				      i, ucs_status_string(st), len, sizes[i]);
-				give_up();
-			}
-			check_buf(buf, len, i, "tag echo received");
+			op_ok(tag_send(buf, sizes[i], 100 + i), "tag send", i);
+			tag_recv_check(buf, 200 + i, i, "tag echo received");
 		}
 	}
 }
@@ -408,11 +410,8 @@ static void stream_test(bool server, uint8_t *buf)
 			ucp_request_param_t sp = { 0 };
 
 			fill(buf, sizes[i], 1000 + i);
-			st = req_wait(ucp_stream_send_nbx(ep, buf, sizes[i], &sp));
-			if (st != UCS_OK) {
-				check(false, "stream send %u: %s", i, ucs_status_string(st));
-				give_up();
-			}
+			op_ok(req_wait(ucp_stream_send_nbx(ep, buf, sizes[i], &sp)),
+			      "stream send", i);
 			continue;
 		}
 		memset(buf, 0, sizes[i]);

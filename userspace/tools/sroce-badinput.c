@@ -22,7 +22,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -808,7 +807,6 @@ static void cq_cases(void)
 	check_err("create_cq cqe 0", EINVAL, try_create_cq(0, 0, NULL));
 	check_err("create_cq cqe max_cqe+1", EINVAL,
 		  try_create_cq(b.dev.max_cqe + 1, 0, NULL));
-	check_err("create_cq cqe INT_MAX", EINVAL, try_create_cq(INT_MAX, 0, NULL));
 	check_err("create_cq cqe INT32_MAX", EINVAL,
 		  try_create_cq(INT32_MAX, 0, NULL));
 	check_err("create_cq cqe -1", EINVAL, try_create_cq(-1, 0, NULL));

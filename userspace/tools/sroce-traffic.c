@@ -1524,6 +1524,8 @@ static int header_problems(const struct tqp *t, const struct op *op, const struc
 			   const char *what)
 {
 	enum ibv_wc_opcode opcode = op->kind == K_WRITE_IMM ? IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
+	/* RoCEv2 with an IPv4 (0xa) or IPv6 (0x9) header, as mlx5 reports it. */
+	uint8_t sl = c.ipv4 ? 0xa : 0x9;
 	uint32_t len = (ud() ? GRH_LEN : 0) + op->len, imm = op->imm;
 	bool with_imm = wc->wc_flags & IBV_WC_WITH_IMM;
 	int bad = 0;
@@ -1544,11 +1546,9 @@ static int header_problems(const struct tqp *t, const struct op *op, const struc
 		mismatch("%s: wc_flags 0x%x without IBV_WC_GRH", what, wc->wc_flags);
 	if (ud() && wc->src_qp != t->peer_qpn && ++bad && what)
 		mismatch("%s: src_qp 0x%x, expected 0x%x", what, wc->src_qp, t->peer_qpn);
-	/* RoCEv2 with an IPv4 (0xa) or IPv6 (0x9) header, as mlx5 reports it. */
-	if (ud() && !opt.any_sl && wc->sl != (c.ipv4 ? 0xa : 0x9) && ++bad && what)
+	if (ud() && !opt.any_sl && wc->sl != sl && ++bad && what)
 		mismatch("%s: wc.sl 0x%x, expected 0x%x: the RoCE packet type of an %s receive "
-			 "(--any-sl accepts any)", what, wc->sl, c.ipv4 ? 0xa : 0x9,
-			 c.ipv4 ? "IPv4" : "IPv6");
+			 "(--any-sl accepts any)", what, wc->sl, sl, c.ipv4 ? "IPv4" : "IPv6");
 	return bad;
 }
 
