@@ -5,6 +5,8 @@
 #   make                 sroce.ko for every supported kernel with headers
 #                        installed, the rdma-core provider and the test
 #                        tools (build/userspace/bin/)
+#                        and, best effort, a newer librdmacm for
+#                        tests/66-rsocket (scripts/build-rsocket)
 #   make KERNELRELEASE=R only kernel release R
 #   make check           build, then run the test suite in VMs
 #   make kernel-debug    build the debug kernel (KASAN, lockdep, UBSAN,
@@ -20,7 +22,7 @@ KERNELRELEASE ?=
 RELEASES := $(if $(KERNELRELEASE),$(KERNELRELEASE),$(shell scripts/kernels))
 TESTS ?=
 
-all: module provider tools
+all: module provider tools rsocket
 
 module: $(RELEASES:%=module-%)
 
@@ -33,6 +35,9 @@ provider:
 tools:
 	$(MAKE) -C userspace/tools
 
+rsocket:
+	scripts/build-rsocket
+
 check: all
 	scripts/check $(RELEASES)
 
@@ -41,7 +46,7 @@ kernel-debug:
 
 # The kernel directory that scripts/kernel-debug prints stands for a
 # release everywhere: build-module, check.
-check-debug: provider tools
+check-debug: provider tools rsocket
 	dir=$$(scripts/kernel-debug) && \
 	scripts/build-module "$$dir" && \
 	scripts/check $(TESTS:%=-t %) "$$dir"
@@ -55,4 +60,4 @@ clean:
 demo: all
 	scripts/demo
 
-.PHONY: all module provider tools check kernel-debug check-debug style clean demo
+.PHONY: all module provider tools rsocket check kernel-debug check-debug style clean demo

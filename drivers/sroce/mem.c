@@ -217,6 +217,17 @@ static void unmap_chunk(struct sroce_mr *mr, void *addr)
  * @skb: the packet
  * @off: offset of the data in @skb
  * @len: bytes
+ *
+ * The last byte is stored last, after a write barrier: a program that
+ * polls the last byte of an RDMA WRITE's target (rsocket's riowrite(),
+ * perftest's ib_write_lat) finds every byte before it in place once it
+ * sees that one change, as on a NIC, whose DMA writes land in address
+ * order. IBA 9.5 leaves the order of placement within a message open, but
+ * memcpy() does not even go forward: the kernel's x86-64 memcpy copies
+ * backwards when the source's low address bits are below the
+ * destination's, and riostream -T v failed its data check most runs.
+ * Packets are placed in PSN order, so the message's last byte is the
+ * last store of its last packet.
  */
 void sroce_mr_copy_in(struct sroce_mr *mr, u64 iova, const struct sk_buff *skb,
 		      unsigned int off, u32 len)
@@ -226,7 +237,13 @@ void sroce_mr_copy_in(struct sroce_mr *mr, u64 iova, const struct sk_buff *skb,
 
 	while (len) {
 		p = map_chunk(mr, iova, len, &chunk);
-		skb_copy_bits(skb, off, p, chunk);
+		if (chunk == len) {
+			skb_copy_bits(skb, off, p, chunk - 1);
+			smp_wmb();	/* the body before the last byte */
+			skb_copy_bits(skb, off + chunk - 1, p + chunk - 1, 1);
+		} else {
+			skb_copy_bits(skb, off, p, chunk);
+		}
 		unmap_chunk(mr, p);
 		iova += chunk;
 		off += chunk;
