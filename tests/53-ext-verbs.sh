@@ -38,11 +38,7 @@ modules=${*:-}
 tmp=
 status=0
 
-cleanup() {
-	topo_down
-	[[ -z $tmp ]] || rm -rf "$tmp"
-}
-trap cleanup EXIT
+trap topo_tmp_down EXIT
 
 [[ -f $suite/run_tests.py ]] || skip "no pyverbs test suite in $suite"
 tmp=$(mktemp -d)

@@ -45,11 +45,7 @@ set -e
 tmp=
 status=0
 
-cleanup() {
-	topo_down
-	[[ -z $tmp ]] || rm -rf "$tmp"
-}
-trap cleanup EXIT
+trap topo_tmp_down EXIT
 
 for cmd in ucx_perftest ucx_info mpirun mpicc cc; do
 	command -v "$cmd" >/dev/null || skip "no $cmd (scripts/setup installs UCX and Open MPI)"

@@ -28,11 +28,7 @@ set -e
 tmp=
 status=0
 
-cleanup() {
-	topo_down
-	[[ -z $tmp ]] || rm -rf "$tmp"
-}
-trap cleanup EXIT
+trap topo_tmp_down EXIT
 
 command -v fi_pingpong >/dev/null || skip "no fi_pingpong (scripts/setup installs libfabric-bin)"
 tmp=$(mktemp -d)

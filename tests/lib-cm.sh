@@ -8,7 +8,8 @@
 #                         run SERVER-CMD in namespace a, wait until it
 #                         listens on PORT, then CLIENT-CMD in namespace b;
 #                         outputs in DIR/a and DIR/b, exit statuses in
-#                         $status_a and $status_b
+#                         $status_a and $status_b; each side is given
+#                         120 s (times the kernel's timeout scale)
 #   cm_show DIR           print both outputs, prefixed
 #   cm_ucmatose DIR IP    one ucmatose exchange to IP (2 connections, 50
 #                         SENDs of 1000 bytes each way); fail unless both
@@ -34,13 +35,13 @@ cm_pair() {
 	done
 	shift
 	status_a=0 status_b=0
-	na timeout 120 "${server[@]}" >"$dir/a" 2>&1 &
+	na timeout "$(scaled 120)" "${server[@]}" >"$dir/a" 2>&1 &
 	pid=$!
 	if ! wait_server 10 "$pid" cm_listening "$port"; then
 		sed 's/^/  server: /' "$dir/a"
 		fail "${server[*]}: the server exited before it listened"
 	fi
-	nb timeout 120 "$@" >"$dir/b" 2>&1 || status_b=$?
+	nb timeout "$(scaled 120)" "$@" >"$dir/b" 2>&1 || status_b=$?
 	wait "$pid" || status_a=$?
 }
 

@@ -367,6 +367,14 @@ topo_down() {
 	wait_for 10 _topo_gone
 }
 
+# topo_tmp_down: for "trap topo_tmp_down EXIT" in a test that keeps its
+# scratch files in a directory named by $tmp (empty until it makes one):
+# topo_down, then the directory removed.
+topo_tmp_down() {
+	topo_down
+	[[ -z ${tmp-} ]] || rm -rf "$tmp"
+}
+
 # _klog_since NAME: print the kernel complaints (tests/kernel-complaints)
 # logged since the last call with the same NAME, or since boot, and move
 # NAME's cursor to now. The log is read from /dev/kmsg, whose sequence

@@ -34,6 +34,8 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/sroce-abi.h>
 
+#define CHECK_EXTERN
+#include "check.h"
 #include "fake-kernel.h"
 #include "post-stress.h"
 #include "post-test.h"
@@ -757,21 +759,13 @@ int munmap(void *addr, size_t len)
 /* ------------------------------------------------------------------ */
 /* The test */
 
-static int passed, failed;
-
 void check(bool ok, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("%s: ", ok ? "ok" : "FAIL");
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vcheck(ok, fmt, ap);
 	va_end(ap);
-	printf("\n");
-	if (ok)
-		passed++;
-	else
-		failed++;
 }
 
 /* Produce @n completions with wr_id @first.. into CQ ring @h. */

@@ -47,24 +47,9 @@
 
 #include <infiniband/verbs.h>
 
+#include "check.h"
+
 #define BUF_SIZE	4096
-
-static int passed, failed;
-
-static void check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s: ", ok ? "ok" : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	if (ok)
-		passed++;
-	else
-		failed++;
-}
 
 static void die(const char *what)
 {

@@ -21,6 +21,8 @@
 
 #include <mpi.h>
 
+#include "check.h"
+
 #define MAX_SIZE	(4 << 20)
 
 static const int sizes[] = {
@@ -28,35 +30,15 @@ static const int sizes[] = {
 };
 #define NUM_SIZES	((int)(sizeof(sizes) / sizeof(sizes[0])))
 
-static int rank, passed, failed;
+static int rank;
 
-static uint8_t pattern(long i, long len, int seq)
+/* check_buf() with the rank in the message. */
+static void rank_check_buf(const uint8_t *buf, int len, int seq, const char *what)
 {
-	return (uint8_t)(i * 131 + (i >> 9) + len * 7 + seq * 29 + 1);
-}
+	char label[128];
 
-static void fill(uint8_t *buf, int len, int seq)
-{
-	for (int i = 0; i < len; i++)
-		buf[i] = pattern(i, len, seq);
-}
-
-static void check_buf(const uint8_t *buf, int len, int seq, const char *what)
-{
-	int i;
-
-	for (i = 0; i < len; i++)
-		if (buf[i] != pattern(i, len, seq))
-			break;
-	if (i == len) {
-		passed++;
-		printf("ok: rank %d: %s, %d bytes\n", rank, what, len);
-	} else {
-		failed++;
-		printf("FAIL: rank %d: %s, %d bytes: byte %d is 0x%02x, expected 0x%02x\n",
-		       rank, what, len, i, buf[i], pattern(i, len, seq));
-	}
-	fflush(stdout);
+	snprintf(label, sizeof(label), "rank %d: %s", rank, what);
+	check_buf(buf, len, seq, label);
 }
 
 /* Receive message @seq (sizes[@seq] bytes) from @from into @buf; check it. */
@@ -68,13 +50,11 @@ static int recv_check(uint8_t *buf, int from, int tag, int seq, const char *what
 	memset(buf, 0, sizes[seq]);
 	MPI_Recv(buf, MAX_SIZE, MPI_BYTE, from, tag, MPI_COMM_WORLD, &st);
 	MPI_Get_count(&st, MPI_BYTE, &n);
-	if (n != sizes[seq]) {
-		failed++;
-		printf("FAIL: rank %d: %s %d: %d bytes, expected %d\n", rank, what,
-		       seq, n, sizes[seq]);
-	} else {
-		check_buf(buf, n, seq, what);
-	}
+	if (n != sizes[seq])
+		check(false, "rank %d: %s %d: %d bytes, expected %d", rank, what,
+		      seq, n, sizes[seq]);
+	else
+		rank_check_buf(buf, n, seq, what);
 	return n;
 }
 
@@ -112,16 +92,11 @@ int main(int argc, char **argv)
 	memset(buf2, 0, 1 << 20);
 	MPI_Sendrecv(buf, 1 << 20, MPI_BYTE, 1 - rank, 7, buf2, 1 << 20, MPI_BYTE,
 		     1 - rank, 7, MPI_COMM_WORLD, &st);
-	check_buf(buf2, 1 << 20, 50 + (1 - rank), "MPI_Sendrecv received");
+	rank_check_buf(buf2, 1 << 20, 50 + (1 - rank), "MPI_Sendrecv received");
 
 	MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-	if (sum == 1) {
-		passed++;
-		printf("ok: rank %d: MPI_Allreduce of the ranks is 1\n", rank);
-	} else {
-		failed++;
-		printf("FAIL: rank %d: MPI_Allreduce of the ranks is %d, expected 1\n", rank, sum);
-	}
+	check(sum == 1, "rank %d: MPI_Allreduce of the ranks is %d, expected 1",
+	      rank, sum);
 
 	totals[0] = passed;
 	totals[1] = failed;

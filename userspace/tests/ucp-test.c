@@ -44,6 +44,8 @@
 
 #include <ucp/api/ucp.h>
 
+#include "check.h"
+
 #define MAX_SIZE	(4u << 20)
 
 static const size_t sizes[] = {
@@ -51,7 +53,6 @@ static const size_t sizes[] = {
 };
 #define NUM_SIZES	(sizeof(sizes) / sizeof(sizes[0]))
 
-static int passed, failed;
 static int sock = -1;
 static ucp_context_h ctx;
 static ucp_worker_h worker;
@@ -74,59 +75,6 @@ static void give_up(void)
 {
 	printf("%d passed, %d failed\n", passed, failed);
 	exit(1);
-}
-
-static void check(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s: ", ok ? "ok" : "FAIL");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	if (ok)
-		passed++;
-	else
-		failed++;
-}
-
-/* Byte i of message @seq of @len bytes; differs between messages. */
-static uint8_t pattern(size_t i, size_t len, unsigned int seq)
-{
-	return (uint8_t)(i * 131 + (i >> 9) + len * 7 + seq * 29 + 1);
-}
-
-static void fill(uint8_t *buf, size_t len, unsigned int seq)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		buf[i] = pattern(i, len, seq);
-}
-
-/* Offset of the first wrong byte, or @len if all are right. */
-static size_t first_bad(const uint8_t *buf, size_t len, unsigned int seq)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (buf[i] != pattern(i, len, seq))
-			break;
-	return i;
-}
-
-static void check_buf(const uint8_t *buf, size_t len, unsigned int seq,
-		      const char *what)
-{
-	size_t bad = first_bad(buf, len, seq);
-
-	if (bad == len)
-		check(true, "%s, %zu bytes", what, len);
-	else
-		check(false, "%s, %zu bytes: byte %zu is 0x%02x, expected 0x%02x",
-		      what, len, bad, buf[bad], pattern(bad, len, seq));
 }
 
 /* TCP, for what UCP cannot carry before it is connected. */
