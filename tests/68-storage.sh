@@ -1,0 +1,317 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# 68-storage: the kernel's storage ULPs between two sroce devices, data
+# checked (Documentation/clients.md).
+#
+#   server side: sroce_a on veth_a 192.0.2.1   nfsd (rdma 20049), LIO with
+#                                              an iSER portal and ib_srpt
+#   client side: sroce_b on veth_b 192.0.2.2   NFS client, open-iscsi over
+#                                              iSER, ib_srp
+#
+# Both devices are in the initial namespace (tests/lib-ulp.sh, as for
+# 46-nvme: kernel ULPs make their rdma_cm IDs there). The NFS and iSCSI
+# initiators give rdma_cm no source address, so one more rule sends what
+# this host sends to 192.0.2.1 out of veth_b, whatever its source: their
+# packets cross the veth too (veth_a's byte counter confirms it for NFS).
+#
+#   1. NFS over RDMA: nfsd listens on "rdma 20049", exports a tmpfs; the
+#      client mounts with -o rdma,port=20049,vers=4.2 (proto=rdma in
+#      /proc/mounts), copies 32 MiB of random bytes in, which must arrive
+#      identical on the server's tmpfs and read back identical after a
+#      remount. Then `rdma link del sroce_b` with the mount active must
+#      return at once; once sroce_b is back, the mount (hard) must
+#      recover and read the file right.
+#   2. iSER: targetcli makes a 64 MiB ramdisk LUN behind an iSER portal
+#      on 192.0.2.1:3260; iscsiadm discovers and logs in through an iface
+#      with transport iser. An ext4 made on the disk gets the 32 MiB
+#      file; after logout and login it reads back identical. Then the
+#      raw disk is written and read back with direct I/O. `rdma link del
+#      sroce_b` while logged in must return at once and the logout must
+#      finish.
+#   3. SRP: targetcli makes an ib_srpt target on sroce_a's port (its GID,
+#      rdma_cm port 5000) with a 64 MiB ramdisk LUN and an ACL for
+#      sroce_b's initiator port ID; ib_srp logs in through add_target
+#      (dest=192.0.2.1:5000). The disk is written and read back with
+#      direct I/O. `rdma link del sroce_b` must return at once and take
+#      the SRP remote port away.
+#
+# targetcli (targetcli-fb 2.1.53) asks the system D-Bus for tcmu-runner's
+# backstores and dies when there is none, so a bus is started. Parts whose
+# modules or programs are missing (the debug kernel has no nfsd or LIO)
+# are skipped and counted. Fails on any kernel report.
+# timeout: 600
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-ulp.sh"
+
+tmp=
+status=0
+skipped=0
+bus=
+iqn=iqn.2003-01.org.example:sroce-iser
+srp_port=5000
+
+cleanup() {
+	local m
+
+	for m in "$tmp/nfs" "$tmp/iser"; do
+		mountpoint -q "$m" 2>/dev/null && umount -f -l "$m"
+	done
+	command -v iscsiadm >/dev/null && timeout 30 iscsiadm -m node -u >/dev/null 2>&1
+	pkill -x iscsid
+	command -v targetcli >/dev/null && targetcli clearconfig confirm=True >/dev/null 2>&1
+	if [[ -d /proc/fs/nfsd ]] && mountpoint -q /proc/fs/nfsd; then
+		rpc.nfsd 0 >/dev/null 2>&1
+		exportfs -ua >/dev/null 2>&1
+	fi
+	pkill -x rpc.mountd
+	pkill -x rpcbind
+	[[ -z $bus ]] || kill "$bus" 2>/dev/null
+	[[ -z $tmp ]] || { mountpoint -q "$tmp/export" && umount -l "$tmp/export"; }
+	ip -4 rule del pref 99 2>/dev/null
+	ulp_topo_down
+	[[ -z $tmp ]] || rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# part_skip WHAT: count a skipped part.
+part_skip() {
+	log "SKIP: $*"
+	((++skipped))
+}
+
+part_fail() {
+	log "FAIL: $*"
+	status=1
+}
+
+# relink: sroce_a and sroce_b back, ACTIVE with their GIDs.
+relink() {
+	local d
+
+	for d in sroce_a sroce_b; do
+		[[ -e /sys/class/infiniband/$d ]] ||
+			rdma link add "$d" type sroce netdev "veth_${d#sroce_}" ||
+			fail "cannot add $d again"
+	done
+	wait_for 10 _port_active sroce_b
+	wait_for 10 _has_gids sroce_b 192.0.2.2
+}
+
+# link_del_b: remove sroce_b under a connected ULP; it must go in 30 s.
+link_del_b() {
+	local t0=$SECONDS
+
+	if ! timeout "$(scaled 30)" rdma link del sroce_b; then
+		part_fail "$1: rdma link del sroce_b did not return in $(scaled_text 30)"
+		return 1
+	fi
+	log "$1: rdma link del sroce_b returned in $((SECONDS - t0)) s"
+}
+
+have_modules() {
+	local m
+
+	for m in "$@"; do
+		modinfo "$m" >/dev/null 2>&1 || return 1
+	done
+}
+
+nfs_part() {
+	local a0 a1 opts=rdma,port=20049,vers=4.2
+
+	if ! have_modules nfsd rpcrdma nfs || ! command -v rpc.nfsd >/dev/null; then
+		part_skip "NFS over RDMA: no nfsd, rpcrdma or nfs module, or no nfs-kernel-server"
+		return 0
+	fi
+	modprobe -a nfsd rpcrdma nfs || fail "cannot load nfsd, rpcrdma, nfs"
+	mkdir -p "$tmp/export" "$tmp/nfs"
+	mount -t tmpfs -o size=128m tmpfs "$tmp/export" || fail "cannot mount the export's tmpfs"
+	mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd ||
+		fail "cannot mount the nfsd filesystem"
+	# The export is the NFSv4 root (fsid=0): the VM's root, an overlay on
+	# 9p, cannot be the pseudo-root's base.
+	rpcbind -w && exportfs -o rw,no_root_squash,fsid=0,insecure,sync \
+		"192.0.2.0/24:$tmp/export" && rpc.mountd && rpc.nfsd -N 3 4 ||
+		fail "cannot start nfsd"
+	echo "rdma 20049" >/proc/fs/nfsd/portlist || fail "nfsd cannot listen on rdma 20049"
+	if ! timeout "$(scaled 60)" mount -t nfs -o "$opts" 192.0.2.1:/ "$tmp/nfs"; then
+		part_fail "NFS: mount -o $opts failed"
+		return 0
+	fi
+	grep -q " $tmp/nfs nfs4 .*proto=rdma" /proc/mounts ||
+		part_fail "NFS: the mount is not proto=rdma: $(grep " $tmp/nfs " /proc/mounts)"
+	a0=$(veth_bytes veth_a rx)
+	cp "$tmp/data" "$tmp/nfs/f" && sync || part_fail "NFS: writing the file failed"
+	a1=$(veth_bytes veth_a rx)
+	cmp -s "$tmp/data" "$tmp/export/f" || part_fail "NFS: the file on the server differs"
+	((a1 - a0 >= 32 << 20)) || part_fail "NFS: veth_a received $((a1 - a0)) bytes for 32 MiB"
+	umount "$tmp/nfs" || part_fail "NFS: umount failed"
+	timeout "$(scaled 60)" mount -t nfs -o "$opts" 192.0.2.1:/ "$tmp/nfs" ||
+		{ part_fail "NFS: the second mount failed"; return 0; }
+	cmp -s "$tmp/data" "$tmp/nfs/f" || part_fail "NFS: the file read back differs"
+	log "NFS over RDMA: 32 MiB written (veth_a: $((a1 - a0)) bytes), identical on the server and after a remount;" \
+		"direct read $(dd if="$tmp/nfs/f" of=/dev/null bs=1M iflag=direct 2>&1 | grep -o '[0-9.]* [MGk]B/s')"
+
+	link_del_b "NFS" || return 0
+	relink
+	echo 3 >/proc/sys/vm/drop_caches
+	if timeout "$(scaled 120)" cmp -s "$tmp/data" "$tmp/nfs/f"; then
+		log "NFS: the mount recovered on the new sroce_b; the file reads back identical"
+	else
+		part_fail "NFS: the mount did not recover after sroce_b came back"
+	fi
+	timeout "$(scaled 60)" umount -f -l "$tmp/nfs" || part_fail "NFS: umount failed"
+	rpc.nfsd 0
+	exportfs -ua
+}
+
+# iser_disk: the block device of the iSER session, once it is there.
+_iser_disk() {
+	local d
+
+	d=$(iscsiadm -m session -P 3 2>/dev/null | awk '/Attached scsi disk/ { print $4; exit }')
+	[[ -n $d && -b /dev/$d ]] && echo "$d"
+}
+
+iser_login() {
+	timeout "$(scaled 60)" iscsiadm -m node -T "$iqn" -p 192.0.2.1:3260 -I iser0 \
+		--login >/dev/null || return 1
+	wait_for 20 _iser_disk
+	disk=$(_iser_disk)
+}
+
+iser_part() {
+	local disk=
+
+	if ! have_modules iscsi_target_mod ib_isert ib_iser || ! command -v iscsiadm >/dev/null; then
+		part_skip "iSER: no LIO or iSER modules, or no open-iscsi"
+		return 0
+	fi
+	modprobe -a iscsi_target_mod ib_isert ib_iser || fail "cannot load the iSER modules"
+	{
+		targetcli /backstores/ramdisk create name=iser0 size=64M &&
+		targetcli /iscsi create "$iqn" &&
+		targetcli "/iscsi/$iqn/tpg1/portals" delete 0.0.0.0 3260 &&
+		targetcli "/iscsi/$iqn/tpg1/portals" create 192.0.2.1 3260 &&
+		targetcli "/iscsi/$iqn/tpg1/portals/192.0.2.1:3260" enable_iser true &&
+		targetcli "/iscsi/$iqn/tpg1/luns" create /backstores/ramdisk/iser0 &&
+		targetcli "/iscsi/$iqn/tpg1" set attribute authentication=0 \
+			demo_mode_write_protect=0 generate_node_acls=1 cache_dynamic_acls=1
+	} >"$tmp/targetcli" 2>&1 || { cat "$tmp/targetcli"; fail "targetcli: cannot make the iSER target"; }
+	iscsid || fail "cannot start iscsid"
+	iscsiadm -m iface -I iser0 -o new >/dev/null &&
+		iscsiadm -m iface -I iser0 -o update -n iface.transport_name -v iser >/dev/null ||
+		fail "cannot make the iser0 iface"
+	timeout "$(scaled 60)" iscsiadm -m discovery -t st -p 192.0.2.1:3260 -I iser0 |
+		grep -q "$iqn" || { part_fail "iSER: discovery did not find $iqn"; return 0; }
+	iser_login || { part_fail "iSER: login failed, or no disk appeared"; return 0; }
+	iscsiadm -m session -P 1 | grep -q 'Iface Transport: iser' ||
+		part_fail "iSER: the session's transport is not iser"
+	mkdir -p "$tmp/iser"
+	mkfs.ext4 -q "/dev/$disk" && mount "/dev/$disk" "$tmp/iser" &&
+		cp "$tmp/data" "$tmp/iser/f" && umount "$tmp/iser" ||
+		{ part_fail "iSER: mkfs, mount or copy on /dev/$disk failed"; return 0; }
+	timeout "$(scaled 60)" iscsiadm -m node -T "$iqn" -p 192.0.2.1:3260 -I iser0 --logout >/dev/null ||
+		part_fail "iSER: logout failed"
+	iser_login || { part_fail "iSER: the second login failed"; return 0; }
+	mount "/dev/$disk" "$tmp/iser" && cmp -s "$tmp/data" "$tmp/iser/f" ||
+		part_fail "iSER: the file read back after logout and login differs"
+	umount "$tmp/iser"
+	raw_check "iSER" "$disk"
+	link_del_b "iSER" || return 0
+	timeout "$(scaled 60)" iscsiadm -m node -u >/dev/null 2>&1 ||
+		part_fail "iSER: logout after rdma link del did not finish"
+	relink
+}
+
+# raw_check NAME DISK: 32 MiB of random bytes written to DISK and read
+# back with direct I/O.
+raw_check() {
+	local name=$1 disk=$2 rate
+
+	if ! dd if="$tmp/data" of="/dev/$2" bs=1M oflag=direct status=none; then
+		part_fail "$name: writing /dev/$disk failed"
+		return 0
+	fi
+	rate=$(dd if="/dev/$disk" of="$tmp/back" bs=1M count=32 iflag=direct 2>&1 |
+		grep -o '[0-9.]* [MGk]B/s')
+	if cmp -s "$tmp/data" "$tmp/back"; then
+		log "$name: 32 MiB written to /dev/$disk and read back identical (direct read $rate)"
+	else
+		part_fail "$name: /dev/$disk read back differs"
+	fi
+}
+
+# _srp_disk: the block device of a SCSI host of ib_srp, once it is there.
+_srp_disk() {
+	local h b name
+
+	for h in /sys/class/scsi_host/host*; do
+		read -r name <"$h/proc_name" || continue
+		[[ $name == ib_srp ]] || continue
+		for b in "$h"/device/target*/*/block/*; do
+			[[ -b /dev/${b##*/} ]] && { echo "${b##*/}"; return 0; }
+		done
+	done
+	return 1
+}
+
+_srp_gone() {
+	! compgen -G '/sys/class/srp_remote_ports/*' >/dev/null
+}
+
+srp_part() {
+	local gid guid iport disk=
+
+	if ! have_modules ib_srpt ib_srp target_core_mod; then
+		part_skip "SRP: no ib_srpt, ib_srp or LIO modules"
+		return 0
+	fi
+	modprobe -a ib_srpt ib_srp || fail "cannot load ib_srpt, ib_srp"
+	gid=$(tr -d : </sys/class/infiniband/sroce_a/ports/1/gids/0)
+	# The initiator port ID: ib_srp's initiator_ext (0) and sroce_b's GUID.
+	iport=0000000000000000$(tr -d : </sys/class/infiniband/sroce_b/node_guid)
+	{
+		targetcli /backstores/ramdisk create name=srp0 size=64M &&
+		targetcli /srpt create "ib.$gid" &&
+		targetcli "/srpt/ib.$gid/luns" create /backstores/ramdisk/srp0 &&
+		targetcli "/srpt/ib.$gid/acls" create "ib.$iport"
+	} >"$tmp/targetcli" 2>&1 || { cat "$tmp/targetcli"; fail "targetcli: cannot make the SRP target"; }
+	echo "$srp_port" >/sys/kernel/config/target/srpt/discovery_auth/rdma_cm_port ||
+		fail "ib_srpt: cannot listen on rdma_cm port $srp_port"
+	read -r guid </sys/module/ib_srpt/parameters/srpt_service_guid
+	guid=${guid#0x}
+	if ! echo "id_ext=$guid,ioc_guid=$guid,dest=192.0.2.1:$srp_port,src=192.0.2.2" \
+		>/sys/class/infiniband_srp/srp-sroce_b-1/add_target; then
+		part_fail "SRP: add_target failed (ib_srp's login)"
+		return 0
+	fi
+	wait_for 20 _srp_disk
+	disk=$(_srp_disk)
+	raw_check "SRP" "$disk"
+	link_del_b "SRP" || return 0
+	wait_for 30 _srp_gone || part_fail "SRP: the remote port stayed after rdma link del"
+	relink
+}
+
+command -v targetcli >/dev/null || skip "no targetcli (scripts/setup installs targetcli-fb)"
+tmp=$(mktemp -d)
+ulp_topo_up
+ip -4 rule add pref 99 to 192.0.2.1 iif lo table "$ULP_TABLE_AB" ||
+	fail "cannot add the rule for 192.0.2.1"
+mkdir -p /run/dbus /run/lock/iscsi
+dbus-daemon --system --nofork --nopidfile >/dev/null 2>&1 &
+bus=$!
+modprobe sd_mod || fail "cannot load sd_mod"
+head -c 32M /dev/urandom >"$tmp/data"
+
+nfs_part
+iser_part
+srp_part
+
+((skipped == 0)) || log "$skipped part(s) skipped (above)"
+kernel_log_clean || fail "the kernel complained"
+((status == 0)) || fail "storage ULPs failed (above)"
+((skipped < 3)) || skip "no storage ULP could run here"
