@@ -185,11 +185,13 @@ iser_login() {
 iser_part() {
 	local disk=
 
-	if ! have_modules iscsi_target_mod ib_isert ib_iser || ! command -v iscsiadm >/dev/null; then
-		part_skip "iSER: no LIO or iSER modules, or no open-iscsi"
+	if ! have_modules iscsi_target_mod ib_isert ib_iser sd_mod ||
+		! command -v iscsiadm >/dev/null; then
+		part_skip "iSER: no LIO, iSER or SCSI disk modules, or no open-iscsi"
 		return 0
 	fi
-	modprobe -a iscsi_target_mod ib_isert ib_iser || fail "cannot load the iSER modules"
+	# No udev here to load sd_mod when the disk appears.
+	modprobe -a iscsi_target_mod ib_isert ib_iser sd_mod || fail "cannot load the iSER modules"
 	{
 		targetcli /backstores/ramdisk create name=iser0 size=64M &&
 		targetcli /iscsi create "$iqn" &&
@@ -265,11 +267,11 @@ _srp_gone() {
 srp_part() {
 	local gid guid iport disk=
 
-	if ! have_modules ib_srpt ib_srp target_core_mod; then
-		part_skip "SRP: no ib_srpt, ib_srp or LIO modules"
+	if ! have_modules ib_srpt ib_srp target_core_mod sd_mod; then
+		part_skip "SRP: no ib_srpt, ib_srp, LIO or SCSI disk modules"
 		return 0
 	fi
-	modprobe -a ib_srpt ib_srp || fail "cannot load ib_srpt, ib_srp"
+	modprobe -a ib_srpt ib_srp sd_mod || fail "cannot load ib_srpt, ib_srp"
 	gid=$(tr -d : </sys/class/infiniband/sroce_a/ports/1/gids/0)
 	# The initiator port ID: ib_srp's initiator_ext (0) and sroce_b's GUID.
 	iport=0000000000000000$(tr -d : </sys/class/infiniband/sroce_b/node_guid)
@@ -304,7 +306,6 @@ ip -4 rule add pref 99 to 192.0.2.1 iif lo table "$ULP_TABLE_AB" ||
 mkdir -p /run/dbus /run/lock/iscsi
 dbus-daemon --system --nofork --nopidfile >/dev/null 2>&1 &
 bus=$!
-modprobe sd_mod || fail "cannot load sd_mod"
 head -c 32M /dev/urandom >"$tmp/data"
 
 nfs_part
