@@ -9,8 +9,10 @@
  * (responder). Each iteration picks a length of 33 to 4096 bytes and a
  * destination offset of 0 to 63, zeroes that window of the responder's
  * buffer, fills the source with the iteration's pattern (no zero byte)
- * and posts a WRITE; then it spins on the window's last byte until it is
- * no longer zero and at once compares the whole window with the pattern.
+ * and posts a WRITE. A reader thread, pinned to another CPU than the
+ * poster (the poster's system calls and softirqs place the data), spins
+ * on the window's last byte until it is no longer zero and at once
+ * compares the whole window with the pattern.
  * Programs that poll the last byte of a WRITE's target (perftest's
  * ib_write_lat, rsocket's riowrite(), ...) rely on every other byte being
  * in place by then; a copy that stores the last byte first (the kernel's
@@ -23,7 +25,10 @@
  * "N writes, N early last bytes, N wrong completions"; exits 1 if any
  * iteration failed, 2 if the setup did.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -134,14 +139,17 @@ static uint8_t pattern(unsigned int it, unsigned int len, unsigned int i)
 	return (uint8_t)((it * 7 + len * 3 + i * 131 + (i >> 8)) % 255 + 1);
 }
 
-/* Offset of the first byte of @p that is not the pattern, or @len. */
+/*
+ * Offset of the first byte of @p that is not the pattern, or @len; the
+ * byte found there into @seen (it may change right after).
+ */
 static unsigned int first_bad(const uint8_t *p, unsigned int it,
-			      unsigned int len)
+			      unsigned int len, uint8_t *seen)
 {
 	unsigned int i;
 
 	for (i = 0; i < len; i++)
-		if (p[i] != pattern(it, len, i))
+		if ((*seen = p[i]) != pattern(it, len, i))
 			break;
 	return i;
 }
@@ -165,26 +173,78 @@ static bool poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
 static unsigned int reported;
 
 static void report(unsigned int it, unsigned int off, unsigned int len,
-		   const char *what, unsigned int at, const uint8_t *p)
+		   const char *what, unsigned int at, uint8_t seen)
 {
 	if (++reported > 10)
 		return;
 	printf("FAIL: write %u (%u bytes at offset %u): %s", it, len, off, what);
 	if (at < len)
-		printf(": byte %u is 0x%02x, expected 0x%02x", at, p[at],
+		printf(": byte %u was 0x%02x, expected 0x%02x", at, seen,
 		       pattern(it, len, at));
 	putchar('\n');
+}
+
+/* The write in flight, armed by the poster, checked by the reader. */
+static struct {
+	uint8_t *window;
+	unsigned int it, off, len;
+	unsigned int armed, checked;	/* iteration + 1; __atomic */
+	unsigned int early;
+} shot;
+
+static bool pin(pthread_t t, int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return !pthread_setaffinity_np(t, sizeof(set), &set);
+}
+
+/*
+ * The reader, on another CPU than the poster (whose system calls and
+ * softirqs place the data): spins on the armed window's last byte, then
+ * checks the rest at once.
+ */
+static void *reader(void *arg)
+{
+	unsigned int n = *(unsigned int *)arg, next, at;
+	volatile uint8_t *last;
+	uint8_t seen;
+	time_t end;
+
+	for (next = 1; next <= n; next++) {
+		end = time(NULL) + TIMEOUT_S;
+		while (__atomic_load_n(&shot.armed, __ATOMIC_ACQUIRE) < next)
+			if (expired(end))
+				return NULL;
+		last = shot.window + shot.len - 1;
+		while (!*last && !expired(end))
+			;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		at = first_bad(shot.window, shot.it, shot.len, &seen);
+		if (at < shot.len) {
+			shot.early++;
+			report(shot.it, shot.off, shot.len, *last ?
+			       "last byte visible before" :
+			       "last byte never arrived", at, seen);
+		}
+		__atomic_store_n(&shot.checked, next, __ATOMIC_RELEASE);
+	}
+	return NULL;
 }
 
 int main(int argc, char **argv)
 {
 	unsigned int iterations = 20000, seed = (unsigned int)time(NULL);
-	unsigned int it, early = 0, wrong = 0, off, len, at;
+	unsigned int it, wrong = 0, off, len, at;
 	struct end a = { 0 }, b = { 0 };
-	volatile uint8_t *last;
+	uint8_t seen;
 	struct ibv_send_wr wr, *bad;
 	struct ibv_sge sge;
 	struct ibv_wc wc;
+	pthread_t thread;
+	bool pinned;
 	time_t end;
 	int opt;
 
@@ -206,8 +266,13 @@ int main(int argc, char **argv)
 	end_open(&b, argv[optind + 2], argv[optind + 3]);
 	end_connect(&a, &b);
 	end_connect(&b, &a);
-	printf("sroce-order: %u writes from %s to %s, seed %u\n", iterations,
-	       a.name, b.name, seed);
+	if (pthread_create(&thread, NULL, reader, &iterations))
+		tool_die("pthread_create failed");
+	pinned = sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
+		 pin(pthread_self(), 0) && pin(thread, 1);
+	printf("sroce-order: %u writes from %s to %s, seed %u, reader %s\n",
+	       iterations, a.name, b.name, seed, pinned ?
+	       "on CPU 1, poster on CPU 0" : "not pinned (one CPU?)");
 	fflush(stdout);
 	srandom(seed);
 
@@ -217,6 +282,12 @@ int main(int argc, char **argv)
 		memset(b.buf + off, 0, len);
 		for (at = 0; at < len; at++)
 			a.buf[at] = pattern(it, len, at);
+		shot.window = b.buf + off;
+		shot.it = it;
+		shot.off = off;
+		shot.len = len;
+		__atomic_store_n(&shot.armed, it + 1, __ATOMIC_RELEASE);
+
 		sge = (struct ibv_sge){ .addr = (uintptr_t)a.buf, .length = len,
 					.lkey = a.mr->lkey };
 		wr = (struct ibv_send_wr){ .wr_id = it, .sg_list = &sge,
@@ -227,38 +298,29 @@ int main(int argc, char **argv)
 		wr.wr.rdma.rkey = b.mr->rkey;
 		if (ibv_post_send(a.qp, &wr, &bad))
 			tool_die("ibv_post_send: %s", strerror(errno));
-
-		/* The reader's side: the last byte first, then the rest. */
-		last = b.buf + off + len - 1;
-		end = time(NULL) + TIMEOUT_S;
-		while (!*last && !expired(end))
-			;
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		at = first_bad(b.buf + off, it, len);
-		if (at < len) {
-			early++;
-			report(it, off, len, *last ? "last byte visible before"
-			       : "last byte never arrived", at, b.buf + off);
-		}
-
 		if (!poll_one(a.cq, &wc) || wc.status != IBV_WC_SUCCESS ||
 		    wc.opcode != IBV_WC_RDMA_WRITE || wc.wr_id != it) {
 			wrong++;
 			report(it, off, len, "no successful RDMA_WRITE completion",
-			       len, NULL);
+			       len, 0);
 			it++;
 			break;
 		}
-		at = first_bad(b.buf + off, it, len);
+		end = time(NULL) + TIMEOUT_S;
+		while (__atomic_load_n(&shot.checked, __ATOMIC_ACQUIRE) <= it)
+			if (expired(end))
+				tool_die("write %u: the reader did not finish", it);
+		at = first_bad(b.buf + off, it, len, &seen);
 		if (at < len) {
 			wrong++;
 			report(it, off, len, "wrong after the completion", at,
-			       b.buf + off);
+			       seen);
 		}
 	}
+	pthread_join(thread, NULL);	/* it gives up 10 s after the last */
 	printf("%u writes, %u early last bytes, %u wrong completions\n", it,
-	       early, wrong);
-	return early || wrong ? 1 : 0;
+	       shot.early, wrong);
+	return shot.early || wrong ? 1 : 0;
 
 usage:
 	fprintf(stderr, "usage: sroce-order [-n ITERATIONS] [-s SEED] DEV_A GID_INDEX_A DEV_B GID_INDEX_B\n");
