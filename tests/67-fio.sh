@@ -44,38 +44,26 @@ tmp=$(mktemp -d)
 log "$(fio --version)"
 topo_up
 
-# fio_pair NAME LIMIT SERVER-OPTIONS -- CLIENT-OPTIONS: one fio run, the
-# server in a, the client in b, each killed after LIMIT seconds (scaled).
-# Outputs in $tmp/a and $tmp/b, exit statuses in status_a and status_b.
-fio_pair() {
-	local name=$1 limit pid
-	# The engine's options (--port, --hostname) only after --ioengine.
-	local -a server=() common=(--ioengine=rdma --port=47600 --bs=64k
-		--verify_state_save=0)
-
-	limit=$(scaled "$2")
-	shift 2
-	while [[ $1 != -- ]]; do
-		server+=("$1")
-		shift
-	done
-	shift
-	status_a=0 status_b=0
-	# A job killed with its parent stays behind: none may hold the port.
+# fio_stop: kill every fio. A job killed with its parent stays behind and
+# may hold the port; a failed client leaves its server waiting for ever.
+fio_stop() {
 	pkill -KILL -x fio 2>/dev/null || true
-	log "=== $name"
-	(cd "$tmp" && na timeout -s KILL "$limit" fio --name=server --rw=read \
-		"${common[@]}" "${server[@]}") >"$tmp/a" 2>&1 &
-	pid=$!
-	if ! wait_server 10 "$pid" cm_listening 47600; then
-		sed 's/^/  server: /' "$tmp/a"
-		fail "fio $name: the server exited before it listened"
-	fi
-	(cd "$tmp" && nb timeout -s KILL "$limit" fio --name=client --rw=write \
-		"${common[@]}" --hostname=192.0.2.1 "$@") >"$tmp/b" 2>&1 || status_b=$?
-	# A failed client leaves the server waiting for ever.
-	((status_b == 0)) || pkill -KILL -x fio 2>/dev/null || true
-	wait "$pid" || status_a=$?
+}
+
+# fio_pair NAME LIMIT: one fio run (cm_pair) with the options in the
+# arrays srv and cli, the server in a, the client in b, each killed after
+# LIMIT seconds (scaled), both in $tmp. Outputs in $tmp/a and $tmp/b,
+# exit statuses in status_a and status_b.
+fio_pair() {
+	# The engine's options (--port, --hostname) only after --ioengine.
+	local -a common=(--ioengine=rdma --port=47600 --bs=64k --verify_state_save=0)
+
+	fio_stop
+	log "=== $1"
+	CM_LIMIT=$2 CM_SIGNAL=KILL CM_CLIENT_FAILED=fio_stop cm_pair "$tmp" 47600 \
+		env -C "$tmp" fio --name=server --rw=read "${common[@]}" "${srv[@]}" -- \
+		env -C "$tmp" fio --name=client --rw=write "${common[@]}" \
+		--hostname=192.0.2.1 "${cli[@]}"
 }
 
 # issued FILE: the number of blocks fio's "issued rwts" line counts.
@@ -100,14 +88,14 @@ verdict() {
 	log "fio $name: 1024 blocks of 64 KiB, $(grep -o 'BW=[^ ]*' "$tmp/b" | head -n 1)"
 }
 
-fio_pair "verb=send, crc32c verified by the server" 120 \
-	--size=64m --verb=send --iodepth=16 --verify=crc32c -- \
-	--size=64m --verb=send --iodepth=4 --verify=crc32c
+srv=(--size=64m --verb=send --iodepth=16 --verify=crc32c)
+cli=(--size=64m --verb=send --iodepth=4 --verify=crc32c)
+fio_pair "verb=send, crc32c verified by the server" 120
 verdict "verb=send, crc32c verified by the server" a
 
-fio_pair "verb=send, wrong data" 20 \
-	--size=1m --verb=send --iodepth=16 --verify=crc32c -- \
-	--size=1m --verb=send --iodepth=1 --verify=pattern --verify_pattern=0x5a5a
+srv=(--size=1m --verb=send --iodepth=16 --verify=crc32c)
+cli=(--size=1m --verb=send --iodepth=1 --verify=pattern --verify_pattern=0x5a5a)
+fio_pair "verb=send, wrong data" 20
 if ((status_a == 0)) || ! grep -q '^verify: bad magic header' "$tmp/a"; then
 	cm_show "$tmp" | tail -n 20
 	log "FAIL: fio's server accepted blocks without its verify header (exit status $status_a)"
@@ -116,12 +104,12 @@ else
 	log "fio verb=send, wrong data: the server reported $(grep -c '^verify: bad magic header' "$tmp/a") bad blocks and failed"
 fi
 
-fio_pair "verb=write" 120 --size=64m --verb=write --iodepth=4 -- \
-	--size=64m --verb=write --iodepth=4
-verdict "verb=write" b
-fio_pair "verb=read" 120 --size=64m --verb=read --iodepth=4 -- \
-	--size=64m --verb=read --iodepth=4
-verdict "verb=read" b
+for verb in write read; do
+	srv=(--size=64m "--verb=$verb" --iodepth=4)
+	cli=("${srv[@]}")
+	fio_pair "verb=$verb" 120
+	verdict "verb=$verb" b
+done
 
 kernel_log_clean || fail "the kernel complained"
 ((status == 0)) || fail "fio failed (above)"

@@ -86,19 +86,6 @@ part_fail() {
 	status=1
 }
 
-# relink: sroce_a and sroce_b back, ACTIVE with their GIDs.
-relink() {
-	local d
-
-	for d in sroce_a sroce_b; do
-		[[ -e /sys/class/infiniband/$d ]] ||
-			rdma link add "$d" type sroce netdev "veth_${d#sroce_}" ||
-			fail "cannot add $d again"
-	done
-	wait_for 10 _port_active sroce_b
-	wait_for 10 _has_gids sroce_b 192.0.2.2
-}
-
 # link_del_b: remove sroce_b under a connected ULP; it must go in 30 s.
 link_del_b() {
 	local t0=$SECONDS
@@ -155,7 +142,7 @@ nfs_part() {
 		"direct read $(dd if="$tmp/nfs/f" of=/dev/null bs=1M iflag=direct 2>&1 | grep -o '[0-9.]* [MGk]B/s')"
 
 	link_del_b "NFS" || return 0
-	relink
+	ulp_links_up
 	echo 3 >/proc/sys/vm/drop_caches
 	if timeout "$(scaled 120)" cmp -s "$tmp/data" "$tmp/nfs/f"; then
 		log "NFS: the mount recovered on the new sroce_b; the file reads back identical"
@@ -225,7 +212,7 @@ iser_part() {
 	link_del_b "iSER" || return 0
 	timeout "$(scaled 60)" iscsiadm -m node -u >/dev/null 2>&1 ||
 		part_fail "iSER: logout after rdma link del did not finish"
-	relink
+	ulp_links_up
 }
 
 # raw_check NAME DISK: 32 MiB of random bytes written to DISK and read
@@ -295,7 +282,7 @@ srp_part() {
 	raw_check "SRP" "$disk"
 	link_del_b "SRP" || return 0
 	wait_for 30 _srp_gone || part_fail "SRP: the remote port stayed after rdma link del"
-	relink
+	ulp_links_up
 }
 
 command -v targetcli >/dev/null || skip "no targetcli (scripts/setup installs targetcli-fb)"

@@ -8,8 +8,12 @@
 #                         run SERVER-CMD in namespace a, wait until it
 #                         listens on PORT, then CLIENT-CMD in namespace b;
 #                         outputs in DIR/a and DIR/b, exit statuses in
-#                         $status_a and $status_b; each side is given
-#                         120 s (times the kernel's timeout scale)
+#                         $status_a and $status_b. Each side is given
+#                         $CM_LIMIT seconds (120 unless set; times the
+#                         kernel's timeout scale), then sent signal
+#                         $CM_SIGNAL (TERM unless set). If the client
+#                         fails and $CM_CLIENT_FAILED names a command,
+#                         it runs before the server is waited for.
 #   cm_show DIR           print both outputs, prefixed
 #   cm_ucmatose DIR IP    one ucmatose exchange to IP (2 connections, 50
 #                         SENDs of 1000 bytes each way); fail unless both
@@ -25,8 +29,11 @@ cm_show() {
 }
 
 cm_pair() {
-	local dir=$1 port=$2 pid
-	local -a server=()
+	local dir=$1 port=$2 pid limit
+	local -a server=() stop
+
+	limit=$(scaled "${CM_LIMIT:-120}")
+	stop=(timeout -s "${CM_SIGNAL:-TERM}" "$limit")
 
 	shift 2
 	while [[ $1 != -- ]]; do
@@ -35,13 +42,14 @@ cm_pair() {
 	done
 	shift
 	status_a=0 status_b=0
-	na timeout "$(scaled 120)" "${server[@]}" >"$dir/a" 2>&1 &
+	na "${stop[@]}" "${server[@]}" >"$dir/a" 2>&1 &
 	pid=$!
 	if ! wait_server 10 "$pid" cm_listening "$port"; then
 		sed 's/^/  server: /' "$dir/a"
 		fail "${server[*]}: the server exited before it listened"
 	fi
-	nb timeout "$(scaled 120)" "$@" >"$dir/b" 2>&1 || status_b=$?
+	nb "${stop[@]}" "$@" >"$dir/b" 2>&1 || status_b=$?
+	((status_b == 0)) || [[ -z ${CM_CLIENT_FAILED:-} ]] || "$CM_CLIENT_FAILED"
 	wait "$pid" || status_a=$?
 }
 

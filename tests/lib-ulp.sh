@@ -41,6 +41,8 @@
 #                     ACTIVE with their GIDs, check the routes
 #   ulp_topo_down     tear it down and restore the rules, whatever state
 #                     it is in (devices, veth, rules, neighbours)
+#   ulp_links_up      add sroce_a or sroce_b again if it was removed, and
+#                     wait as ulp_topo_up does
 #   veth_bytes DEV rx|tx  print DEV's byte counter
 
 ULP_TABLE_AB=4601	# from 192.0.2.2 to 192.0.2.1, out of veth_b
@@ -101,8 +103,21 @@ ulp_topo_up() {
 		fail "the route from 192.0.2.2 to 192.0.2.1 is not out of veth_b: $(ip -4 route get 192.0.2.1 from 192.0.2.2)"
 	dev=$(_ulp_route_dev 192.0.2.1 192.0.2.2) && [[ $dev == veth_a ]] ||
 		fail "the route from 192.0.2.1 to 192.0.2.2 is not out of veth_a: $(ip -4 route get 192.0.2.2 from 192.0.2.1)"
-	rdma link add sroce_a type sroce netdev veth_a || fail "rdma link add sroce_a failed"
-	rdma link add sroce_b type sroce netdev veth_b || fail "rdma link add sroce_b failed"
+	[[ ! -e /sys/class/infiniband/sroce_a && ! -e /sys/class/infiniband/sroce_b ]] ||
+		fail "sroce_a or sroce_b exists already (left over from an earlier test?)"
+	ulp_links_up
+}
+
+# ulp_links_up: add whichever of sroce_a and sroce_b is missing (on
+# veth_a, veth_b), then wait until both ports are ACTIVE with their GIDs.
+ulp_links_up() {
+	local d
+
+	for d in sroce_a sroce_b; do
+		[[ -e /sys/class/infiniband/$d ]] ||
+			rdma link add "$d" type sroce netdev "veth_${d#sroce_}" ||
+			fail "rdma link add $d failed"
+	done
 	wait_for 10 _port_active sroce_a
 	wait_for 10 _port_active sroce_b
 	wait_for 10 _has_gids sroce_a 192.0.2.1
