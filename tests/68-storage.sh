@@ -38,7 +38,7 @@
 #
 # targetcli (targetcli-fb 2.1.53) asks the system D-Bus for tcmu-runner's
 # backstores and dies when there is none, so a bus is started. Parts whose
-# modules or programs are missing (the debug kernel has no nfsd or LIO)
+# modules or programs are missing (a kernel built without them)
 # are skipped and counted. Fails on any kernel report.
 # timeout: 600
 set -uo pipefail
@@ -162,6 +162,28 @@ _iser_disk() {
 	[[ -n $d && -b /dev/$d ]] && echo "$d"
 }
 
+# iser_discover: sendtargets discovery through iser0. open-iscsi gives a
+# discovery or a login 15 s and a NOP-Out 5 s: scaled like the test's own
+# limits (the debug kernel's iSER login takes longer than 15 s).
+iser_discover() {
+	local -a db=(iscsiadm -m discoverydb -t st -p 192.0.2.1:3260 -I iser0)
+	local -a node=(iscsiadm -m node -T "$iqn" -p 192.0.2.1:3260 -I iser0 -o update)
+	local n
+
+	"${db[@]}" -o new >/dev/null &&
+		"${db[@]}" -o update -n discovery.sendtargets.timeo.login_timeout \
+		-v "$(scaled 15)" >/dev/null &&
+		"${db[@]}" -o update -n discovery.sendtargets.timeo.active_timeout \
+		-v "$(scaled 30)" >/dev/null || return 1
+	timeout "$(scaled 60)" "${db[@]}" --discover | grep -q "$iqn" || return 1
+	for n in login_timeout logout_timeout; do
+		"${node[@]}" -n "node.conn[0].timeo.$n" -v "$(scaled 15)" >/dev/null || return 1
+	done
+	for n in noop_out_interval noop_out_timeout; do
+		"${node[@]}" -n "node.conn[0].timeo.$n" -v "$(scaled 5)" >/dev/null || return 1
+	done
+}
+
 iser_login() {
 	timeout "$(scaled 60)" iscsiadm -m node -T "$iqn" -p 192.0.2.1:3260 -I iser0 \
 		--login >/dev/null || return 1
@@ -172,7 +194,8 @@ iser_login() {
 iser_part() {
 	local disk=
 
-	if ! have_modules iscsi_target_mod ib_isert ib_iser sd_mod ||
+	# iscsiadm loads iscsi_tcp for any new iface, iser or not.
+	if ! have_modules iscsi_target_mod ib_isert ib_iser iscsi_tcp sd_mod ||
 		! command -v iscsiadm >/dev/null; then
 		part_skip "iSER: no LIO, iSER or SCSI disk modules, or no open-iscsi"
 		return 0
@@ -193,8 +216,7 @@ iser_part() {
 	iscsiadm -m iface -I iser0 -o new >/dev/null &&
 		iscsiadm -m iface -I iser0 -o update -n iface.transport_name -v iser >/dev/null ||
 		fail "cannot make the iser0 iface"
-	timeout "$(scaled 60)" iscsiadm -m discovery -t st -p 192.0.2.1:3260 -I iser0 |
-		grep -q "$iqn" || { part_fail "iSER: discovery did not find $iqn"; return 0; }
+	iser_discover || { part_fail "iSER: discovery did not find $iqn"; return 0; }
 	iser_login || { part_fail "iSER: login failed, or no disk appeared"; return 0; }
 	iscsiadm -m session -P 1 | grep -q 'Iface Transport: iser' ||
 		part_fail "iSER: the session's transport is not iser"
