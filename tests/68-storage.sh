@@ -154,14 +154,6 @@ nfs_part() {
 	exportfs -ua
 }
 
-# iser_disk: the block device of the iSER session, once it is there.
-_iser_disk() {
-	local d
-
-	d=$(iscsiadm -m session -P 3 2>/dev/null | awk '/Attached scsi disk/ { print $4; exit }')
-	[[ -n $d && -b /dev/$d ]] && echo "$d"
-}
-
 # iser_discover: sendtargets discovery through iser0. open-iscsi gives a
 # discovery or a login 15 s and a NOP-Out 5 s: scaled like the test's own
 # limits (the debug kernel's iSER login takes longer than 15 s).
@@ -187,8 +179,8 @@ iser_discover() {
 iser_login() {
 	timeout "$(scaled 60)" iscsiadm -m node -T "$iqn" -p 192.0.2.1:3260 -I iser0 \
 		--login >/dev/null || return 1
-	wait_for 20 _iser_disk
-	disk=$(_iser_disk)
+	wait_for 20 ulp_iser_disk
+	disk=$(ulp_iser_disk)
 }
 
 iser_part() {
@@ -255,20 +247,6 @@ raw_check() {
 	fi
 }
 
-# _srp_disk: the block device of a SCSI host of ib_srp, once it is there.
-_srp_disk() {
-	local h b name
-
-	for h in /sys/class/scsi_host/host*; do
-		read -r name <"$h/proc_name" || continue
-		[[ $name == ib_srp ]] || continue
-		for b in "$h"/device/target*/*/block/*; do
-			[[ -b /dev/${b##*/} ]] && { echo "${b##*/}"; return 0; }
-		done
-	done
-	return 1
-}
-
 _srp_gone() {
 	! compgen -G '/sys/class/srp_remote_ports/*' >/dev/null
 }
@@ -299,8 +277,8 @@ srp_part() {
 		part_fail "SRP: add_target failed (ib_srp's login)"
 		return 0
 	fi
-	wait_for 20 _srp_disk
-	disk=$(_srp_disk)
+	wait_for 20 ulp_srp_disk
+	disk=$(ulp_srp_disk)
 	raw_check "SRP" "$disk"
 	link_del_b "SRP" || return 0
 	wait_for 30 _srp_gone || part_fail "SRP: the remote port stayed after rdma link del"

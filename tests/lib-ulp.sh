@@ -44,6 +44,9 @@
 #   ulp_links_up      add sroce_a or sroce_b again if it was removed, and
 #                     wait as ulp_topo_up does
 #   veth_bytes DEV rx|tx  print DEV's byte counter
+#   ulp_iser_disk, ulp_srp_disk
+#                     print the disk of the iSCSI session or of ib_srp's
+#                     SCSI host; fail (status 1) while there is none
 
 ULP_TABLE_AB=4601	# from 192.0.2.2 to 192.0.2.1, out of veth_b
 ULP_TABLE_BA=4602	# from 192.0.2.1 to 192.0.2.2, out of veth_a
@@ -174,4 +177,28 @@ refcnt() {
 
 refcnt_is() {
 	[[ $(refcnt) == "$1" ]]
+}
+
+# ulp_iser_disk: the block device of the (one) iSCSI session, once it is
+# there.
+ulp_iser_disk() {
+	local d
+
+	d=$(iscsiadm -m session -P 3 2>/dev/null | awk '/Attached scsi disk/ { print $4; exit }')
+	[[ -n $d && -b /dev/$d ]] && echo "$d"
+}
+
+# ulp_srp_disk: the block device of a SCSI host of ib_srp, once it is
+# there.
+ulp_srp_disk() {
+	local h b name
+
+	for h in /sys/class/scsi_host/host*; do
+		read -r name <"$h/proc_name" || continue
+		[[ $name == ib_srp ]] || continue
+		for b in "$h"/device/target*/*/block/*; do
+			[[ -b /dev/${b##*/} ]] && { echo "${b##*/}"; return 0; }
+		done
+	done
+	return 1
 }
