@@ -41,7 +41,7 @@ struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key)
 	entry = xa_load(&sdev->keys, key >> 8);
 	if (entry && xa_pointer_tag(entry) == SROCE_KEY_MR) {
 		mr = xa_untag_pointer(entry);
-		if (mr->ibmr.lkey != key || !refcount_inc_not_zero(&mr->ref))
+		if (mr->key != key || !refcount_inc_not_zero(&mr->ref))
 			mr = NULL;
 	}
 	xa_unlock_bh(&sdev->keys);
@@ -95,7 +95,7 @@ struct sroce_mr *sroce_mem_get_remote(struct sroce_dev *sdev,
 		goto out;
 	}
 	mr = xa_untag_pointer(entry);
-	if (mr->ibmr.rkey != rkey || !refcount_inc_not_zero(&mr->ref)) {
+	if (mr->key != rkey || !refcount_inc_not_zero(&mr->ref)) {
 		mr = NULL;
 		goto out;
 	}
@@ -136,7 +136,7 @@ int sroce_mem_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 qpn,
 					  qpn);
 	} else if (entry) {
 		mr = xa_untag_pointer(entry);
-		if (mr->ibmr.rkey == rkey && mr->type == SROCE_MR_FAST &&
+		if (mr->key == rkey && mr->type == SROCE_MR_FAST &&
 		    mr->ibmr.pd == pd) {
 			WRITE_ONCE(mr->valid, false);
 			err = 0;

@@ -100,10 +100,11 @@ static struct sroce_mr *mr_new(struct sroce_dev *sdev, enum sroce_mr_type type,
 		err = -ENOMEM;
 		goto err_put;
 	}
-	err = sroce_key_alloc(sdev, &mr->ibmr.lkey);
+	err = sroce_key_alloc(sdev, &mr->key);
 	if (err)
 		goto err_free;
-	mr->ibmr.rkey = mr->ibmr.lkey;
+	mr->ibmr.lkey = mr->key;
+	mr->ibmr.rkey = mr->key;
 	mr->type = type;
 	mr->access = access;
 	refcount_set(&mr->ref, 1);
@@ -124,7 +125,7 @@ err_put:
  */
 static void mr_free(struct sroce_dev *sdev, struct sroce_mr *mr)
 {
-	sroce_key_free(sdev, mr->ibmr.lkey);
+	sroce_key_free(sdev, mr->key);
 	sroce_mr_put(mr);
 	wait_for_completion(&mr->released);
 	if (mr->umem)
@@ -154,7 +155,7 @@ static int map_umem(struct sroce_mr *mr)
 
 static struct ib_mr *mr_publish(struct sroce_dev *sdev, struct sroce_mr *mr)
 {
-	sroce_key_publish(sdev, mr->ibmr.lkey, mr, SROCE_KEY_MR);
+	sroce_key_publish(sdev, mr->key, mr, SROCE_KEY_MR);
 	return &mr->ibmr;
 }
 
@@ -435,33 +436,40 @@ void sroce_mr_bind_put(struct sroce_mr *mr)
 /**
  * sroce_mr_fast_reg() - execute a fast-registration (REG_MR) work request
  * @qp: the QP; called by its send engine, in WQE order
- * @key: the MR's current key
- * @new_key: its key from now on: same index, any variant
+ * @index_key: the MR's lkey when the WR was posted: names the MR by its
+ *	       index (the consumer may have changed the low byte already)
+ * @new_key: the key the MR answers to from now on: same index, any variant
  * @access: rights (IB_ACCESS_*)
  *
- * The page list, address and length were set by ib_map_mr_sg().
+ * The page list, address and length were set by ib_map_mr_sg(). As the
+ * IBA's Fast Register Physical MR operation requires (10.6, Base Memory
+ * Management Extensions), the MR must be a fast-registration MR of the
+ * QP's PD in the Free state (never registered, or invalidated
+ * by a LOCAL_INV or a SEND with Invalidate), and only the key's low byte
+ * may change. The MR's own key changes here, not when the consumer
+ * changed ibmr.lkey: a LOCAL_INV posted before this WR still names the
+ * old key.
  *
  * Return: IB_WC_SUCCESS or IB_WC_LOC_PROT_ERR.
  */
-enum ib_wc_status sroce_mr_fast_reg(struct sroce_qp *qp, u32 key, u32 new_key,
-				    int access)
+enum ib_wc_status sroce_mr_fast_reg(struct sroce_qp *qp, u32 index_key,
+				    u32 new_key, int access)
 {
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	enum ib_wc_status status = IB_WC_LOC_PROT_ERR;
 	struct sroce_mr *mr;
 	void *entry;
 
-	if ((key >> 8) != (new_key >> 8) || check_access(access))
+	if ((index_key >> 8) != (new_key >> 8) || check_access(access))
 		return status;
 	xa_lock_bh(&sdev->keys);
-	entry = xa_load(&sdev->keys, key >> 8);
+	entry = xa_load(&sdev->keys, index_key >> 8);
 	if (entry && xa_pointer_tag(entry) == SROCE_KEY_MR) {
 		mr = xa_untag_pointer(entry);
-		if (mr->ibmr.lkey == key && mr->type == SROCE_MR_FAST &&
+		if (mr->type == SROCE_MR_FAST && !mr->valid &&
 		    mr->ibmr.pd == qp->ibqp.pd) {
 			mr->access = access;
-			mr->ibmr.lkey = new_key;
-			mr->ibmr.rkey = new_key;
+			mr->key = new_key;
 			WRITE_ONCE(mr->valid, true);
 			status = IB_WC_SUCCESS;
 		}

@@ -28,7 +28,12 @@ enum sroce_mr_type {
 
 /**
  * struct sroce_mr - a memory region
- * @ibmr: the RDMA core's MR; lkey and rkey are the same key
+ * @ibmr: the RDMA core's MR. Its lkey and rkey belong to the consumer, who
+ *	  may change their low byte for its next fast registration
+ *	  (ib_update_fast_reg_key()) before that REG_MR is executed
+ * @key: the key the MR answers to (lkey and rkey are the same key): set at
+ *	 allocation and by each REG_MR when it is executed, under the
+ *	 device's key-table lock
  * @type: what describes the memory
  * @access: IB_ACCESS_* rights
  * @umem: pinned user memory (SROCE_MR_USER)
@@ -48,6 +53,7 @@ enum sroce_mr_type {
  */
 struct sroce_mr {
 	struct ib_mr ibmr;
+	u32 key;
 	enum sroce_mr_type type;
 	int access;
 	struct ib_umem *umem;
@@ -80,7 +86,7 @@ int sroce_mr_map_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 int sroce_mr_dereg(struct ib_mr *ibmr, struct ib_udata *udata);
 bool sroce_mr_bind_get(struct sroce_mr *mr);
 void sroce_mr_bind_put(struct sroce_mr *mr);
-enum ib_wc_status sroce_mr_fast_reg(struct sroce_qp *qp, u32 key, u32 new_key,
-				    int access);
+enum ib_wc_status sroce_mr_fast_reg(struct sroce_qp *qp, u32 index_key,
+				    u32 new_key, int access);
 
 #endif /* SROCE_MR_H */
