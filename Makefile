@@ -15,6 +15,11 @@
 #                        tools, then run the test suite on it
 #                        (TESTS="01-harness 40-pingpong" runs only those)
 #   make demo            build, then show two sroce devices in a VM
+#   make install         build, then install sroce.ko for each kernel
+#                        (/lib/modules/R/updates/, depmod), the provider
+#                        beside the system's and /etc/libibverbs.d/
+#                        sroce.driver (scripts/install; DESTDIR works)
+#   make uninstall       remove what make install put there
 #   make style           checkpatch, sparse and kernel-doc
 #   make clean           remove build/
 
@@ -60,4 +65,11 @@ clean:
 demo: all
 	scripts/demo
 
-.PHONY: all module provider tools rsocket check kernel-debug check-debug style clean demo
+install: module provider
+	scripts/install $(RELEASES)
+
+uninstall:
+	scripts/install --uninstall $(RELEASES)
+
+.PHONY: all module provider tools rsocket check kernel-debug check-debug style clean demo \
+	install uninstall

@@ -4,7 +4,8 @@
 # inside the test VM (scripts/vm-run), as root, never on the host.
 #
 # The standard topology, built by topo_up [TYPE] and torn down by topo_down
-# (TYPE is sroce, the default, or rxe; devices are then rxe_a and rxe_b):
+# (TYPE is sroce, the default, or rxe; devices are then rxe_a and rxe_b;
+# or installed: sroce devices, the module loaded by rdma link add):
 #
 #   +--------- netns a ----------+          +--------- netns b ----------+
 #   |                            |          |                            |
@@ -323,6 +324,8 @@ topo_up() {
 
 	case $type in
 	sroce) sroce_load ;;
+	# sroce as installed (69-install): rdma link add loads it by its alias.
+	installed) type=sroce ;;
 	rxe) modprobe rdma_rxe || fail "cannot load rdma_rxe" ;;
 	*) fail "topo_up: unknown link type '$type'" ;;
 	esac
