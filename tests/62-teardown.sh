@@ -127,7 +127,7 @@ exited() {
 # One teardown from outside while sroce-stress runs: KIND, cycle N.
 strike() {
 	local kind=$1 n=$2 out=$tmp/cycle status=0 t0 victim=
-	local base_a base_b left
+	local base_a base_b left c0=$SECONDS
 
 	topo_up
 	gids
@@ -190,11 +190,11 @@ strike() {
 			wait_for 10 resources_are sroce_a "$base_a"
 		fi
 	fi
-	log "cycle $n: $kind${victim:+ $victim}: $summary"
 	kernel_log_clean || fail "cycle $n ($kind): the kernel complained"
 	topo_down
 	[[ $kind != rmmod ]] || ! _module_loaded sroce ||
 		fail "cycle $n: sroce is still loaded after rmmod"
+	log "cycle $n: $kind${victim:+ $victim}: $summary ($((SECONDS - c0)) s)"
 }
 
 seed=${SROCE_STRESS_SEED:-$(((RANDOM << 15) | RANDOM))}
