@@ -166,11 +166,19 @@ nfs_part() {
 # iser_discover: sendtargets discovery through iser0, then the node's
 # timers. open-iscsi gives a discovery or a login 15 s and a NOP-Out 5 s:
 # scaled like the test's own limits (the debug kernel's iSER login takes
-# longer than 15 s). reopen_max 0: a discovery that times out fails and
-# iscsiadm destroys its session, instead of reconnecting (open-iscsi
-# 2.1.8's reconnect after a timed-out SendTargets crashes, and leaves its
-# connection to the target behind). Its debug output (-d 1) is shown
-# when discovery fails.
+# longer than 15 s).
+#
+# iscsiadm's own discovery loses the SendTargets response when the
+# kernel delivers it before the acknowledgement of the text request:
+# open-iscsi's __kipc_call() takes the early event off the netlink
+# socket, then discovery_sendtargets() polls that socket for it until
+# active_timeout (Documentation/clients.md). Its debug output then says
+# "expecting event 19, got 101" (ISCSI_UEVENT_SEND_PDU,
+# ISCSI_KEVENT_RECV_PDU). That race, and only that, is logged and the
+# node is made by hand; any other discovery failure fails. reopen_max 0
+# makes iscsiadm give up and destroy its session instead of reconnecting
+# (its reconnect reads the lost event's freed buffer and crashes, and
+# leaves its connection to the target behind).
 iser_discover() {
 	local -a db=(iscsiadm -m discoverydb -t st -p 192.0.2.1:3260 -I iser0)
 	local -a node=(iscsiadm -m node -T "$iqn" -p 192.0.2.1:3260 -I iser0)
@@ -183,10 +191,15 @@ iser_discover() {
 		-v "$(scaled 10)" >/dev/null &&
 		"${db[@]}" -o update -n discovery.sendtargets.reopen_max -v 0 >/dev/null ||
 		return 1
-	if ! timeout "$(scaled 60)" "${db[@]}" -d 1 --discover >"$tmp/discover" 2>&1 ||
+	if ! timeout "$(scaled 60)" "${db[@]}" -d 8 --discover >"$tmp/discover" 2>&1 ||
 		! grep -Eq "^192\.0\.2\.1:3260,[0-9]+ $iqn\$" "$tmp/discover"; then
-		sed 's/^/  /' "$tmp/discover" | tail -n 40
-		return 1
+		if ! grep -q 'expecting event 19, got 101' "$tmp/discover"; then
+			grep -v 'iscsiadm: \(in \|>\|updated\|sysfs_attr\)' "$tmp/discover" |
+				tail -n 40 | sed 's/^/  /'
+			return 1
+		fi
+		log "iSER: open-iscsi's discovery lost the SendTargets response, which came before its send's acknowledgement (its race; Documentation/clients.md): the node is made by hand"
+		"${node[@]}" -o new >/dev/null || return 1
 	fi
 	for n in login_timeout logout_timeout; do
 		"${node[@]}" -o update -n "node.conn[0].timeo.$n" -v "$(scaled 15)" >/dev/null ||
