@@ -20,6 +20,8 @@
 #                        beside the system's and /etc/libibverbs.d/
 #                        sroce.driver (scripts/install; DESTDIR works)
 #   make uninstall       remove what make install put there
+#   make deb             the Debian packages sroce-dkms and sroce-provider
+#                        in build/deb/ (scripts/build-deb)
 #   make style           checkpatch, sparse and kernel-doc
 #   make clean           remove build/
 
@@ -43,7 +45,7 @@ tools:
 rsocket:
 	scripts/build-rsocket
 
-check: all
+check: all deb
 	scripts/check $(RELEASES)
 
 kernel-debug:
@@ -71,5 +73,8 @@ install: module provider
 uninstall:
 	scripts/install --uninstall $(RELEASES)
 
+deb: provider
+	scripts/build-deb
+
 .PHONY: all module provider tools rsocket check kernel-debug check-debug style clean demo \
-	install uninstall
+	install uninstall deb

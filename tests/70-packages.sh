@@ -1,0 +1,102 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# 70-packages: sroce installed from its Debian packages (make deb,
+# scripts/build-deb) with apt, as a host installs a driver.
+#
+#   1. Before: no sroce package, module, source tree or provider.
+#   2. apt-get install of sroce-dkms and sroce-provider (no network: their
+#      dependencies are installed already). sroce-dkms's postinst has DKMS
+#      build sroce.ko here, in the guest, for the running kernel and the
+#      newest installed one; both must be in modprobe's index.
+#   3. sroce unloaded, `rdma link add` in lib.sh's two namespaces loads it;
+#      with RDMAV_DRIVERS unset, ibv_devices lists both devices,
+#      ibv_rc_pingpong --chk and ib_write_bw run between the namespaces.
+#   4. sroce-provider depends on the libibverbs1 release it was built
+#      against, bounded above, so apt refuses a libibverbs whose private
+#      ABI may differ.
+#   5. apt-get purge: no package left (not even its configuration), no
+#      module for any kernel, no DKMS tree, no source, no provider, no
+#      driver file; modprobe no longer knows sroce.
+#
+# The guest's root is a throwaway overlay: the host never sees the
+# packages. Kernel directories (the debug kernel) are skipped: DKMS needs
+# the kernel's headers where /lib/modules/R/build says.
+# timeout: 1200
+set -e
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-install.sh"
+
+debs=("$SROCE_BUILD"/deb/sroce-dkms_*_all.deb "$SROCE_BUILD"/deb/sroce-provider_*.deb)
+[[ -f ${debs[0]} && -f ${debs[1]} ]] || skip "no packages in build/deb/ (make deb)"
+command -v dkms >/dev/null || skip "no dkms here (scripts/setup installs it)"
+[[ -e /lib/modules/$KREL/build/Makefile ]] || skip "no kernel headers for $KREL where DKMS looks"
+
+tmp=
+installed=
+
+cleanup() {
+	topo_down
+	sroce_unload
+	[[ -z $installed ]] ||
+		apt-get purge -y -q sroce-dkms sroce-provider >/dev/null 2>&1 || true
+	[[ -z $tmp ]] || rm -rf "$tmp"
+}
+trap cleanup EXIT
+tmp=$(mktemp -d)
+
+provider=$INSTALLED_PROVIDER
+version=$(dpkg-deb -f "${debs[0]}" Version)
+version=${version%-*}
+
+# left: print every file or package of sroce that is on the system.
+left() {
+	dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' 'sroce-*' 2>/dev/null |
+		grep -v '^un ' || true
+	find /lib/modules -name 'sroce.ko*' -path '*/updates/*' 2>/dev/null || true
+	ls -d /usr/src/sroce-* /var/lib/dkms/sroce 2>/dev/null || true
+	ls "$provider" /etc/libibverbs.d/sroce.driver 2>/dev/null || true
+}
+
+# 1. Before.
+sroce_unload
+[[ -z $(left) ]] || fail "sroce is on the system before the packages: $(left | paste -sd' ' -)"
+
+# 2. Install.
+installed=1
+t0=$SECONDS
+if ! apt-get install -y -q "${debs[@]}" >"$tmp/apt" 2>&1; then
+	tail -n 40 "$tmp/apt"
+	fail "apt-get install of the packages failed"
+fi
+newest=$(ls -v /lib/modules | tail -n 1)
+for rel in "$KREL" "$newest"; do
+	[[ -e /lib/modules/$rel/build/Makefile ]] || continue
+	dkms status "sroce/$version" -k "$rel" 2>/dev/null | grep -q ': installed' ||
+		{ tail -n 40 "$tmp/apt"; fail "DKMS did not install sroce/$version for $rel"; }
+	compgen -G "/lib/modules/$rel/updates/dkms/sroce.ko*" >/dev/null ||
+		fail "no sroce.ko for $rel under updates/dkms/"
+done
+[[ $(modinfo -n sroce) == /lib/modules/$KREL/updates/dkms/sroce.ko* ]] ||
+	fail "modprobe finds sroce at '$(modinfo -n sroce 2>&1)', not DKMS's"
+[[ -f $provider && -f /etc/libibverbs.d/sroce.driver ]] ||
+	fail "sroce-provider did not install $provider and /etc/libibverbs.d/sroce.driver"
+log "apt-get install: sroce-dkms and sroce-provider $version in $((SECONDS - t0)) s; DKMS built sroce.ko for$(dkms status sroce 2>/dev/null | cut -d, -f2 | paste -sd' ' -)"
+
+# 3. Use it.
+use_installed "the packages"
+
+# 4. The provider's libibverbs dependency.
+deps=$(dpkg-query -W -f='${Depends}' sroce-provider)
+grep -Eq 'libibverbs1 \(>= [0-9.]+\)' <<<"$deps" && grep -Eq 'libibverbs1 \(<< [0-9]+~\)' <<<"$deps" ||
+	fail "sroce-provider's Depends does not bound libibverbs1 both ways: $deps"
+log "sroce-provider depends on: $deps"
+
+# 5. Purge.
+apt-get purge -y -q sroce-dkms sroce-provider >"$tmp/apt" 2>&1 ||
+	{ tail -n 40 "$tmp/apt"; fail "apt-get purge failed"; }
+installed=
+[[ -z $(left) ]] || fail "left after apt-get purge: $(left | paste -sd' ' -)"
+! modprobe -n -q sroce 2>/dev/null || fail "modprobe still knows sroce after the purge"
+log "apt-get purge: nothing left"
+kernel_log_clean || fail "the kernel complained"
