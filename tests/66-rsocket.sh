@@ -132,7 +132,9 @@ rpoll_bug() {
 }
 
 # iperf NAME LIBDIR PRELOAD: iperf3 -n 64M from b to a under PRELOAD;
-# both sides must agree that 64 MiB were received.
+# the client's count of bytes sent and received must agree, and be at
+# least 64 MiB (iperf3 may send one more 128 KiB block than -n asks:
+# 67239936 bytes, seen once on 6.1).
 iperf() {
 	local name=$1 sent got rate run_env
 
@@ -144,13 +146,13 @@ import json, sys
 e = json.load(open(sys.argv[1]))["end"]
 print(e["sum_sent"]["bytes"], e["sum_received"]["bytes"],
       round(e["sum_received"]["bits_per_second"] / 1e6))' "$tmp/b" 2>/dev/null) || true
-	if ((status_a || status_b)) || [[ $sent != 67108864 || $got != 67108864 ]]; then
+	if ((status_a || status_b)) || [[ -z $sent || $sent != "$got" ]] || ((got < 67108864)); then
 		cm_show "$tmp" | tail -n 30
 		log "FAIL: iperf3 under librspreload, $name: exit status $status_a (server) $status_b (client), sent ${sent:-?}, received ${got:-?}"
 		status=1
 		return 0
 	fi
-	log "iperf3 under librspreload, $name: 64 MiB received, $rate Mbit/s"
+	log "iperf3 under librspreload, $name: $got bytes received, $rate Mbit/s"
 }
 
 ver=$(dpkg-query -W -f '${Version}' librdmacm1 2>/dev/null || echo '?')
