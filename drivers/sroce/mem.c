@@ -160,7 +160,7 @@ int sroce_mem_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 qpn,
 int sroce_mr_check(struct sroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
 		   int access)
 {
-	u64 end;
+	u64 end, start, size;
 
 	/* A rereg may change both meanwhile (mr.c). */
 	if (READ_ONCE(mr->ibmr.pd) != pd ||
@@ -168,19 +168,30 @@ int sroce_mr_check(struct sroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
 		return -EACCES;
 	if (mr->type == SROCE_MR_DMA)
 		return 0;
-	if (mr->type == SROCE_MR_FAST && !READ_ONCE(mr->valid))
-		return -EACCES;
+	if (mr->type == SROCE_MR_FAST) {
+		/* The registered translation, not the consumer's next one. */
+		if (!smp_load_acquire(&mr->valid))
+			return -EACCES;
+		start = READ_ONCE(mr->reg_iova);
+		size = READ_ONCE(mr->reg_length);
+	} else {
+		start = mr->ibmr.iova;
+		size = mr->ibmr.length;
+	}
 	if (!len)
 		return 0;
-	if (check_add_overflow(iova, len, &end) || iova < mr->ibmr.iova ||
-	    end > mr->ibmr.iova + mr->ibmr.length)
+	if (check_add_overflow(iova, len, &end) || iova < start ||
+	    end > start + size)
 		return -EACCES;
 	return 0;
 }
 
 /*
  * Map the part of [iova, iova + len) that lies in one page of @mr; the
- * caller has checked the range. Returns the address and sets *chunk.
+ * caller has checked the range. Returns the address and sets *chunk, or
+ * returns NULL (*chunk set all the same) for a fast-registration MR whose
+ * translation a REG_MR replaced since the check: only an access racing
+ * the consumer's own invalidation gets there, and it touches nothing.
  */
 static void *map_chunk(struct sroce_mr *mr, u64 iova, u32 len, u32 *chunk)
 {
@@ -191,12 +202,16 @@ static void *map_chunk(struct sroce_mr *mr, u64 iova, u32 len, u32 *chunk)
 		return (void *)(uintptr_t)iova;
 	}
 	if (mr->type == SROCE_MR_FAST) {
-		/* Pages of page_size from the page holding ibmr.iova on. */
-		u64 ps = mr->ibmr.page_size;
+		/* Pages of page_size from the page holding reg_iova on. */
+		u64 ps = READ_ONCE(mr->reg_page_size);
+		u32 n = READ_ONCE(mr->reg_npages);
 
-		off = iova - (mr->ibmr.iova & ~(ps - 1));
+		off = iova - (READ_ONCE(mr->reg_iova) & ~(ps - 1));
 		*chunk = min_t(u64, len, ps - (off & (ps - 1)));
-		return (void *)(uintptr_t)(mr->pages[off / ps] + (off & (ps - 1)));
+		if (off / ps >= n)
+			return NULL;
+		return (void *)(uintptr_t)(READ_ONCE(mr->reg_pages[off / ps]) +
+					   (off & (ps - 1)));
 	}
 	off = iova - mr->ibmr.iova + (mr->umem->address & ~PAGE_MASK);
 	*chunk = min_t(u64, len, PAGE_SIZE - (off & ~PAGE_MASK));
@@ -206,7 +221,7 @@ static void *map_chunk(struct sroce_mr *mr, u64 iova, u32 len, u32 *chunk)
 
 static void unmap_chunk(struct sroce_mr *mr, void *addr)
 {
-	if (mr->type == SROCE_MR_USER)
+	if (mr->type == SROCE_MR_USER && addr)
 		kunmap_local(addr);
 }
 
@@ -237,7 +252,9 @@ void sroce_mr_copy_in(struct sroce_mr *mr, u64 iova, const struct sk_buff *skb,
 
 	while (len) {
 		p = map_chunk(mr, iova, len, &chunk);
-		if (chunk == len) {
+		if (!p) {
+			/* A translation gone since the check: dropped. */
+		} else if (chunk == len) {
 			skb_copy_bits(skb, off, p, chunk - 1);
 			smp_wmb();	/* the body before the last byte */
 			skb_copy_bits(skb, off + chunk - 1, p + chunk - 1, 1);
@@ -265,7 +282,10 @@ void sroce_mr_copy_out(struct sroce_mr *mr, u64 iova, void *buf, u32 len)
 
 	while (len) {
 		p = map_chunk(mr, iova, len, &chunk);
-		memcpy(buf, p, chunk);
+		if (p)
+			memcpy(buf, p, chunk);
+		else
+			memset(buf, 0, chunk);
 		unmap_chunk(mr, p);
 		iova += chunk;
 		buf += chunk;
@@ -285,7 +305,7 @@ static u64 *map_u64(struct sroce_mr *mr, u64 iova)
 	void *p;
 
 	p = map_chunk(mr, iova, sizeof(u64), &chunk);
-	if (chunk == sizeof(u64) && IS_ALIGNED((uintptr_t)p, sizeof(u64)))
+	if (p && chunk == sizeof(u64) && IS_ALIGNED((uintptr_t)p, sizeof(u64)))
 		return p;
 	unmap_chunk(mr, p);
 	return NULL;
@@ -456,7 +476,8 @@ int sroce_sgl_copy_in_buf(struct sroce_dev *sdev, struct ib_pd *pd,
 		len -= n;
 		while (n) {
 			p = map_chunk(mr, iova, n, &chunk);
-			memcpy(p, buf, chunk);
+			if (p)
+				memcpy(p, buf, chunk);
 			unmap_chunk(mr, p);
 			iova += chunk;
 			buf += chunk;

@@ -132,6 +132,7 @@ static void mr_free(struct sroce_dev *sdev, struct sroce_mr *mr)
 		ib_umem_release(mr->umem);
 	kvfree(mr->upages);
 	kfree(mr->pages);
+	kfree(mr->reg_pages);
 	kfree(mr);
 	sroce_dev_obj_put(sdev, SROCE_OBJ_MR);
 }
@@ -349,7 +350,8 @@ struct ib_mr *sroce_mr_alloc(struct ib_pd *ibpd, enum ib_mr_type type,
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 	mr->pages = kcalloc(max_num_sg, sizeof(*mr->pages), GFP_KERNEL);
-	if (!mr->pages) {
+	mr->reg_pages = kcalloc(max_num_sg, sizeof(*mr->reg_pages), GFP_KERNEL);
+	if (!mr->pages || !mr->reg_pages) {
 		mr_free(sdev, mr);
 		return ERR_PTR(-ENOMEM);
 	}
@@ -433,6 +435,29 @@ void sroce_mr_bind_put(struct sroce_mr *mr)
 	sroce_mr_put(mr);
 }
 
+/*
+ * Make the page list ib_map_mr_sg() set the registered translation, if it
+ * covers the address range it was set with. The MR is Free, so no access
+ * can pass sroce_mr_check() until valid is set after this.
+ */
+static bool fast_reg_translate(struct sroce_mr *mr)
+{
+	u32 n = min(mr->npages, mr->max_pages), ps = mr->ibmr.page_size;
+	u64 span;
+
+	if (!n || ps < SZ_4K || !is_power_of_2(ps) ||
+	    check_add_overflow(mr->ibmr.length, mr->ibmr.iova & (ps - 1), &span) ||
+	    span > (u64)n * ps)
+		return false;
+	/* Read locklessly by an access racing the consumer (mem.c). */
+	memcpy(mr->reg_pages, mr->pages, n * sizeof(*mr->pages));
+	WRITE_ONCE(mr->reg_npages, n);
+	WRITE_ONCE(mr->reg_iova, mr->ibmr.iova);
+	WRITE_ONCE(mr->reg_length, mr->ibmr.length);
+	WRITE_ONCE(mr->reg_page_size, ps);
+	return true;
+}
+
 /**
  * sroce_mr_fast_reg() - execute a fast-registration (REG_MR) work request
  * @qp: the QP; called by its send engine, in WQE order
@@ -448,7 +473,11 @@ void sroce_mr_bind_put(struct sroce_mr *mr)
  * by a LOCAL_INV or a SEND with Invalidate), and only the key's low byte
  * may change. The MR's own key changes here, not when the consumer
  * changed ibmr.lkey: a LOCAL_INV posted before this WR still names the
- * old key.
+ * old key. Likewise the translation: ib_map_mr_sg() sets the page list,
+ * address and length for the consumer's next registration, often while
+ * the current one is still valid (ib_iser maps before its LOCAL_INV
+ * runs), so the data path uses a copy that only this function makes.
+ * A page list that does not cover the length is refused.
  *
  * Return: IB_WC_SUCCESS or IB_WC_LOC_PROT_ERR.
  */
@@ -467,10 +496,11 @@ enum ib_wc_status sroce_mr_fast_reg(struct sroce_qp *qp, u32 index_key,
 	if (entry && xa_pointer_tag(entry) == SROCE_KEY_MR) {
 		mr = xa_untag_pointer(entry);
 		if (mr->type == SROCE_MR_FAST && !mr->valid &&
-		    mr->ibmr.pd == qp->ibqp.pd) {
-			mr->access = access;
+		    mr->ibmr.pd == qp->ibqp.pd && fast_reg_translate(mr)) {
+			WRITE_ONCE(mr->access, access);
 			mr->key = new_key;
-			WRITE_ONCE(mr->valid, true);
+			/* The translation before valid (sroce_mr_check()). */
+			smp_store_release(&mr->valid, true);
 			status = IB_WC_SUCCESS;
 		}
 	}

@@ -38,10 +38,18 @@ enum sroce_mr_type {
  * @access: IB_ACCESS_* rights
  * @umem: pinned user memory (SROCE_MR_USER)
  * @upages: the pages of @umem, in order (SROCE_MR_USER)
- * @pages: page addresses (SROCE_MR_FAST)
+ * @pages: page addresses that ib_map_mr_sg() sets for the consumer's next
+ *	   registration (SROCE_MR_FAST); never read by the data path
  * @npages: entries of @pages in use
- * @max_pages: entries of @pages
- * @valid: a fast-registration MR is registered (SROCE_MR_FAST)
+ * @max_pages: entries of @pages, and of @reg_pages
+ * @reg_pages: the registered translation's pages, copied from @pages by
+ *	       the REG_MR that made it current (SROCE_MR_FAST)
+ * @reg_npages: entries of @reg_pages in use
+ * @reg_iova: the registered address (ibmr.iova when REG_MR ran)
+ * @reg_length: the registered length
+ * @reg_page_size: the size of each @reg_pages entry's page
+ * @valid: a fast-registration MR is registered (SROCE_MR_FAST); set with
+ *	   release after the @reg_* fields, read with acquire
  * @lock: makes the bound-window check of deregistration and a bind
  *	  exclusive
  * @dying: deregistration, or a rereg that registers anew, has begun: no
@@ -61,6 +69,11 @@ struct sroce_mr {
 	u64 *pages;
 	u32 npages;
 	u32 max_pages;
+	u64 *reg_pages;
+	u32 reg_npages;
+	u64 reg_iova;
+	u64 reg_length;
+	u32 reg_page_size;
 	bool valid;
 	spinlock_t lock;		/* see above */
 	bool dying;
