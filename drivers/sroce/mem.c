@@ -6,7 +6,7 @@
  * is looked up in the device's key table under the table's lock and the
  * MR is referenced for the duration of one access; deregistration
  * unpublishes the key and waits for those references (mr.c). Every access
- * is checked first (IBA 10.6.3 and 9.4.?: the MR's PD is the QP's, its
+ * is checked first (IBA 10.6.3: the MR's PD is the QP's, its
  * rights include the access, and the range lies inside the MR), so memory
  * outside an MR is never touched, whatever a peer or a process asks.
  *
@@ -24,6 +24,21 @@
 #include "mr.h"
 #include "mw.h"
 
+/* The MR @key names, referenced; the caller holds the key table's lock. */
+static struct sroce_mr *mr_get_locked(struct sroce_dev *sdev, u32 key)
+{
+	void *entry = xa_load(&sdev->keys, key >> 8);
+	struct sroce_mr *mr;
+
+	lockdep_assert_held(&sdev->keys.xa_lock);
+	if (!entry || xa_pointer_tag(entry) != SROCE_KEY_MR)
+		return NULL;
+	mr = xa_untag_pointer(entry);
+	if (mr->key != key || !refcount_inc_not_zero(&mr->ref))
+		return NULL;
+	return mr;
+}
+
 /**
  * sroce_mr_get() - the MR a key names, referenced
  * @sdev: the device
@@ -34,16 +49,10 @@
  */
 struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key)
 {
-	struct sroce_mr *mr = NULL;
-	void *entry;
+	struct sroce_mr *mr;
 
 	xa_lock_bh(&sdev->keys);
-	entry = xa_load(&sdev->keys, key >> 8);
-	if (entry && xa_pointer_tag(entry) == SROCE_KEY_MR) {
-		mr = xa_untag_pointer(entry);
-		if (mr->key != key || !refcount_inc_not_zero(&mr->ref))
-			mr = NULL;
-	}
+	mr = mr_get_locked(sdev, key);
 	xa_unlock_bh(&sdev->keys);
 	return mr;
 }
@@ -56,6 +65,38 @@ void sroce_mr_put(struct sroce_mr *mr)
 {
 	if (refcount_dec_and_test(&mr->ref))
 		complete(&mr->released);
+}
+
+/**
+ * sroce_mem_get_local() - check a local access and find its MR
+ * @sdev: the device
+ * @pd: the PD of the QP (or the caller) making the access
+ * @lkey: the SGE's key
+ * @iova: first byte
+ * @len: bytes
+ * @access: the IB_ACCESS_LOCAL_WRITE right, or 0 for a read
+ *
+ * The key and the check are taken under the key table's lock, as for a
+ * remote access: an invalidation and a REG_MR (both under that lock) fall
+ * wholly before or after it, so the check never reads a fast-registration
+ * MR's translation half replaced (IBA 10.6.3).
+ *
+ * Context: any.
+ * Return: the MR, referenced, or NULL when the access is refused.
+ */
+struct sroce_mr *sroce_mem_get_local(struct sroce_dev *sdev, struct ib_pd *pd,
+				     u32 lkey, u64 iova, u64 len, int access)
+{
+	struct sroce_mr *mr;
+
+	xa_lock_bh(&sdev->keys);
+	mr = mr_get_locked(sdev, lkey);
+	if (mr && sroce_mr_check(mr, pd, iova, len, access)) {
+		sroce_mr_put(mr);
+		mr = NULL;
+	}
+	xa_unlock_bh(&sdev->keys);
+	return mr;
 }
 
 /**
@@ -94,12 +135,8 @@ struct sroce_mr *sroce_mem_get_remote(struct sroce_dev *sdev,
 		}
 		goto out;
 	}
-	mr = xa_untag_pointer(entry);
-	if (mr->key != rkey || !refcount_inc_not_zero(&mr->ref)) {
-		mr = NULL;
-		goto out;
-	}
-	if (sroce_mr_check(mr, pd, va, len, access)) {
+	mr = mr_get_locked(sdev, rkey);
+	if (mr && sroce_mr_check(mr, pd, va, len, access)) {
 		sroce_mr_put(mr);
 		mr = NULL;
 	}
@@ -403,10 +440,9 @@ static struct sroce_mr *sgl_next(struct sroce_dev *sdev, struct ib_pd *pd,
 	sge = &sgl->sge[sgl->idx];
 	*n = min(len, READ_ONCE(sge->length) - sgl->off);
 	*iova = READ_ONCE(sge->addr) + sgl->off;
-	mr = sroce_mr_get(sdev, READ_ONCE(sge->lkey));
-	if (!mr || sroce_mr_check(mr, pd, *iova, *n, access)) {
-		if (mr)
-			sroce_mr_put(mr);
+	mr = sroce_mem_get_local(sdev, pd, READ_ONCE(sge->lkey), *iova, *n,
+				 access);
+	if (!mr) {
 		*err = -EACCES;
 		return NULL;
 	}

@@ -34,6 +34,8 @@ static inline void sroce_sgl_init(struct sroce_sgl *sgl,
 
 struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key);
 void sroce_mr_put(struct sroce_mr *mr);
+struct sroce_mr *sroce_mem_get_local(struct sroce_dev *sdev, struct ib_pd *pd,
+				     u32 lkey, u64 iova, u64 len, int access);
 struct sroce_mr *sroce_mem_get_remote(struct sroce_dev *sdev,
 				      struct ib_pd *pd, u32 qpn, u32 rkey,
 				      u64 va, u64 len, int access, u64 *iova);

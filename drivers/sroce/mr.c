@@ -498,7 +498,7 @@ enum ib_wc_status sroce_mr_fast_reg(struct sroce_qp *qp, u32 index_key,
 		if (mr->type == SROCE_MR_FAST && !mr->valid &&
 		    mr->ibmr.pd == qp->ibqp.pd && fast_reg_translate(mr)) {
 			WRITE_ONCE(mr->access, access);
-			mr->key = new_key;
+			WRITE_ONCE(mr->key, new_key);
 			/* The translation before valid (sroce_mr_check()). */
 			smp_store_release(&mr->valid, true);
 			status = IB_WC_SUCCESS;

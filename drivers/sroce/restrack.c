@@ -103,7 +103,9 @@ static int fill_mr(struct sk_buff *msg, void *obj)
 {
 	struct sroce_mr *mr = obj;
 
+	/* key: the one the data path accepts, not ibmr's (mr.c). */
 	if (rdma_nl_put_driver_u32(msg, "type", mr->type) ||
+	    rdma_nl_put_driver_u32_hex(msg, "key", READ_ONCE(mr->key)) ||
 	    rdma_nl_put_driver_u32_hex(msg, "access", mr->access) ||
 	    rdma_nl_put_driver_u32(msg, "pages", READ_ONCE(mr->npages)) ||
 	    rdma_nl_put_driver_u32(msg, "valid", READ_ONCE(mr->valid)) ||
