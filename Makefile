@@ -8,7 +8,13 @@
 #                        and, best effort, a newer librdmacm for
 #                        tests/66-rsocket (scripts/build-rsocket)
 #   make KERNELRELEASE=R only kernel release R
-#   make check           build, then run the test suite in VMs
+#   make trixie          Debian 13's kernels (trixie's 6.12, backports'
+#                        7.2 and 7.3) and sroce.ko for each: they are built
+#                        for in a cached trixie chroot (scripts/kernel-trixie)
+#   make check           build (trixie included), then run the test suite
+#                        in VMs: all of it on the oldest and the newest
+#                        kernel, the smoke tests on those between
+#                        (SROCE_CHECK_ALL=1: all of it on every kernel)
 #   make kernel-debug    build the debug kernel (KASAN, lockdep, UBSAN,
 #                        kmemleak, ...; scripts/kernel-debug)
 #   make check-debug     build sroce.ko against it, the provider and the
@@ -45,8 +51,13 @@ tools:
 rsocket:
 	scripts/build-rsocket
 
-check: all deb
-	scripts/check $(RELEASES)
+# Debian 13's kernels (6.12, 7.2, 7.3): a cached trixie chroot with their
+# headers and toolchain, their images and modules, and sroce.ko for each.
+trixie:
+	for rel in $$(scripts/kernel-trixie); do scripts/build-module "$$rel" || exit 1; done
+
+check: all deb trixie
+	scripts/check $(KERNELRELEASE)
 
 kernel-debug:
 	scripts/kernel-debug
@@ -76,5 +87,5 @@ uninstall:
 deb: provider
 	scripts/build-deb
 
-.PHONY: all module provider tools rsocket check kernel-debug check-debug style clean demo \
-	install uninstall deb
+.PHONY: all module provider tools rsocket trixie check kernel-debug check-debug style \
+	clean demo install uninstall deb

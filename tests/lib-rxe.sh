@@ -19,8 +19,18 @@
 #   rxe_up      load rdma_rxe, build the above, wait until rxe0 is usable
 #   rxe_down    tear it down, whatever state it is in
 #
+# Since 7.x rdma_rxe opens its sockets in every namespace (rxe_ns.c); where
+# it does (rxe_has_netns), rxe_to_netns moves rxe0 and veth_r into a
+# namespace of their own, rxn, so that neither side is in the initial one:
+#
+#   +--------- netns rxn --------+          +--------- netns rxp --------+
+#   |  rxe0 on veth_r            |==========|  veth_rp                   |
+#   +----------------------------+          +----------------------------+
+#
 # libibverbs finds rxe0's provider (librxe) in the system's provider
-# directory; run rxe's users with RDMAV_DRIVERS unset ("rxe_run CMD...").
+# directory; run rxe's users with RDMAV_DRIVERS unset ("rxe_run CMD...",
+# which also enters rxn once rxe0 is there).
+rxe_netns=
 
 rxe_up() {
 	modprobe rdma_rxe || fail "cannot load rdma_rxe"
@@ -44,11 +54,45 @@ _rxe_gone() {
 rxe_down() {
 	rdma link del rxe0 2>/dev/null || true
 	ip link del veth_r 2>/dev/null || true
+	[[ -z $rxe_netns ]] || ip -n "$rxe_netns" link del veth_r 2>/dev/null || true
 	ip netns del rxp 2>/dev/null || true
+	[[ -z $rxe_netns ]] || ip netns del "$rxe_netns" 2>/dev/null || true
 	wait_for 10 _rxe_gone
+	[[ -z $rxe_netns ]] || wait_for 10 _rxe_netns_gone
+	rxe_netns=
 }
 
-# rxe_run CMD...: run CMD with the system's providers only.
+_rxe_netns_gone() {
+	[[ ! -e /run/netns/$rxe_netns ]]
+}
+
+# rxe_has_netns: rdma_rxe (loaded) has sockets of its own in each network
+# namespace.
+rxe_has_netns() {
+	grep -qw rxe_ns_pernet_sk4 /proc/kallsyms
+}
+
+# rxe_to_netns: rxe0 again, on veth_r moved into netns rxn.
+rxe_to_netns() {
+	rdma link del rxe0 || fail "rdma link del rxe0 failed"
+	ip netns add rxn || fail "cannot add netns rxn"
+	rxe_netns=rxn
+	ip link set veth_r netns rxn || fail "cannot move veth_r into rxn"
+	ip -n rxn addr add 198.51.100.1/24 dev veth_r
+	ip -n rxn link set veth_r up
+	ip -n rxn link set lo up
+	ip netns exec rxn rdma link add rxe0 type rxe netdev veth_r ||
+		fail "rdma link add rxe0 in netns rxn failed"
+	wait_for 10 _port_active rxe0
+	wait_for 10 _has_gids rxe0 198.51.100.1
+}
+
+# rxe_run CMD...: run CMD with the system's providers only, where rxe0's
+# netdev is.
 rxe_run() {
-	env -u RDMAV_DRIVERS "$@"
+	if [[ -n $rxe_netns ]]; then
+		ip netns exec "$rxe_netns" env -u RDMAV_DRIVERS "$@"
+	else
+		env -u RDMAV_DRIVERS "$@"
+	fi
 }

@@ -166,7 +166,7 @@ void sroce_comp_flush(struct sroce_qp *qp)
 	u32 count, opcode;
 	u64 wr_id;
 
-	del_timer(&req->retrans_timer);
+	timer_delete(&req->retrans_timer);
 	/* WQEs that finished before the error complete as they finished. */
 	sroce_comp_complete(qp);
 	while (qp->sq.cons != req->next) {
@@ -262,7 +262,7 @@ static void ack_upto(struct sroce_qp *qp, u32 psn)
 	req->retrying = false;
 	req->backoff = 0;
 	if (req->next_psn == psn)
-		del_timer(&req->retrans_timer);
+		timer_delete(&req->retrans_timer);
 	else if (req->timeout)
 		mod_timer(&req->retrans_timer, jiffies + req->timeout);
 	/* A resend need not repeat what is acknowledged meanwhile. */
@@ -346,7 +346,7 @@ static void rnr_nak(struct sroce_qp *qp, u32 psn, u8 timer)
 		req->rnr_left--;
 	sroce_req_rewind(qp, psn);
 	req->rnr_wait = true;
-	del_timer(&req->retrans_timer);
+	timer_delete(&req->retrans_timer);
 	mod_timer(&req->rnr_timer,
 		  jiffies + max(usecs_to_jiffies(rnr_usec[timer]), 1UL));
 }

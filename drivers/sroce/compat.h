@@ -20,8 +20,17 @@
 #define SROCE_HAVE_LINUX_UNALIGNED_H 1
 #define SROCE_HAVE_IB_WR_FLUSH 1
 #define SROCE_HAVE_IB_WR_ATOMIC_WRITE 1
+#define SROCE_HAVE_RESIZE_USER_CQ 1
+#define SROCE_HAVE_REG_USER_MR_DMAH 1
+#define SROCE_HAVE_IB_UMEM_GET_VA 1
+#define SROCE_HAVE_TIMER_CONTAINER_OF 1
+#define SROCE_HAVE_UDP_TUNNEL_SK 1
+#define SROCE_HAVE_REPORT_PORT_EVENT 1
 #endif
 
+#include <linux/timer.h>
+#include <net/udp_tunnel.h>
+#include <rdma/ib_umem.h>
 #include <rdma/uverbs_ioctl.h>
 
 /*
@@ -44,6 +53,65 @@ static inline struct ib_udata *sroce_create_cq_udata(struct ib_udata *udata)
 	return udata;
 }
 #endif
+
+/*
+ * ib_device_ops.resize_cq became resize_user_cq (kernel CQs are never
+ * resized), with an unsigned size. The ops table names the member
+ * SROCE_OP_RESIZE_CQ; sroce_cq_resize() takes a SROCE_RESIZE_CQ_SIZE.
+ */
+#ifdef SROCE_HAVE_RESIZE_USER_CQ
+#define SROCE_OP_RESIZE_CQ	resize_user_cq
+#define SROCE_RESIZE_CQ_SIZE	unsigned int
+#else
+#define SROCE_OP_RESIZE_CQ	resize_cq
+#define SROCE_RESIZE_CQ_SIZE	int
+#endif
+
+/*
+ * ib_device_ops.reg_user_mr gained a DMA handle (struct ib_dmah, a TPH
+ * steering hint) before the udata. SROCE_REG_USER_MR_DMAH declares it,
+ * comma included, where the kernel passes one; sroce_reg_user_mr_dmah()
+ * is that handle, or NULL where there is none.
+ */
+#ifdef SROCE_HAVE_REG_USER_MR_DMAH
+#define SROCE_REG_USER_MR_DMAH		struct ib_dmah *dmah,
+#define sroce_reg_user_mr_dmah()	(dmah)
+#else
+#define SROCE_REG_USER_MR_DMAH
+#define sroce_reg_user_mr_dmah()	NULL
+#endif
+
+/* ib_umem_get() of a user virtual address became ib_umem_get_va(). */
+#ifndef SROCE_HAVE_IB_UMEM_GET_VA
+#define ib_umem_get_va(dev, addr, size, access) \
+	ib_umem_get(dev, addr, size, access)
+#endif
+
+/* from_timer() became timer_container_of(). */
+#ifndef SROCE_HAVE_TIMER_CONTAINER_OF
+#define timer_container_of(var, timer, field) from_timer(var, timer, field)
+#endif
+
+/* The UDP tunnel socket calls came to take the struct sock. */
+static inline void sroce_udp_tunnel_setup(struct net *net,
+					  struct socket *sock,
+					  struct udp_tunnel_sock_cfg *cfg)
+{
+#ifdef SROCE_HAVE_UDP_TUNNEL_SK
+	setup_udp_tunnel_sock(net, sock->sk, cfg);
+#else
+	setup_udp_tunnel_sock(net, sock, cfg);
+#endif
+}
+
+static inline void sroce_udp_tunnel_release(struct socket *sock)
+{
+#ifdef SROCE_HAVE_UDP_TUNNEL_SK
+	udp_tunnel_sock_release(sock->sk);
+#else
+	udp_tunnel_sock_release(sock);
+#endif
+}
 
 /* get_unaligned() and friends moved to <linux/unaligned.h>. */
 #ifdef SROCE_HAVE_LINUX_UNALIGNED_H

@@ -117,7 +117,7 @@ int sroce_cq_destroy(struct ib_cq *ibcq, struct ib_udata *udata)
 }
 
 /**
- * sroce_cq_resize() - ib_device_ops.resize_cq
+ * sroce_cq_resize() - ib_device_ops.resize_cq (resize_user_cq; compat.h)
  * @ibcq: the CQ
  * @cqe: new minimum number of entries
  * @udata: response to the provider: where the new ring is
@@ -129,12 +129,15 @@ int sroce_cq_destroy(struct ib_cq *ibcq, struct ib_udata *udata)
  * Return: 0, or -EINVAL when @cqe is out of range or smaller than the
  * number of unpolled completions, or another negative errno.
  */
-int sroce_cq_resize(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+int sroce_cq_resize(struct ib_cq *ibcq, SROCE_RESIZE_CQ_SIZE cqe,
+		    struct ib_udata *udata)
 {
 	struct sroce_cq *cq = to_scq(ibcq);
 	struct sroce_queue q;
 	int err;
 
+	if (cqe > SROCE_MAX_CQE)
+		return -EINVAL;
 	err = cq_queue_init(&q, cqe, cq->user);
 	if (err)
 		return err;

@@ -33,7 +33,8 @@ static inline struct sroce_cq *to_scq(struct ib_cq *ibcq)
 int sroce_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    SROCE_CREATE_CQ_LAST_ARG);
 int sroce_cq_destroy(struct ib_cq *ibcq, struct ib_udata *udata);
-int sroce_cq_resize(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+int sroce_cq_resize(struct ib_cq *ibcq, SROCE_RESIZE_CQ_SIZE cqe,
+		    struct ib_udata *udata);
 int sroce_cq_poll(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int sroce_cq_req_notify(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int sroce_cq_post(struct sroce_cq *cq, const struct ib_wc *wc, bool solicited);

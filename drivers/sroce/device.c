@@ -24,6 +24,7 @@
 #include <rdma/ib_mad.h>
 
 #include "ah.h"
+#include "compat.h"
 #include "cq.h"
 #include "device.h"
 #include "mcast.h"
@@ -253,6 +254,22 @@ void sroce_dev_port_update(struct sroce_dev *sdev)
 						   IB_EVENT_PORT_ERR);
 }
 
+#ifdef SROCE_HAVE_REPORT_PORT_EVENT
+/*
+ * ib_device_ops.report_port_event, where the RDMA core has it: without it
+ * the core raises its own PORT_ACTIVE and PORT_ERR for the netdev beside
+ * ours, and a consumer sees each twice. The core calls it from its netdev
+ * notifier, as ours calls sroce_dev_port_update(): whichever comes first
+ * raises the event, the other finds the state unchanged.
+ */
+static void sroce_dev_report_port_event(struct ib_device *ibdev,
+					struct net_device *ndev,
+					unsigned long event)
+{
+	sroce_dev_port_update(to_sdev(ibdev));
+}
+#endif
+
 /**
  * sroce_dev_mtu_update() - follow the netdev's MTU
  * @sdev: the device
@@ -298,6 +315,9 @@ static const struct ib_device_ops sroce_dev_ops = {
 #ifdef SROCE_HAVE_FILL_RES_SRQ
 	.fill_res_srq_entry = sroce_restrack_fill_srq,
 #endif
+#ifdef SROCE_HAVE_REPORT_PORT_EVENT
+	.report_port_event = sroce_dev_report_port_event,
+#endif
 	.dealloc_ucontext = sroce_ucontext_dealloc,
 	.dereg_mr = sroce_mr_dereg,
 	.destroy_ah = sroce_ah_destroy,
@@ -329,7 +349,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.reg_user_mr = sroce_mr_reg_user,
 	.rereg_user_mr = sroce_mr_rereg_user,
 	.req_notify_cq = sroce_cq_req_notify,
-	.resize_cq = sroce_cq_resize,
+	.SROCE_OP_RESIZE_CQ = sroce_cq_resize,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, sroce_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),

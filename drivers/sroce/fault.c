@@ -39,6 +39,7 @@
 #include <linux/random.h>
 #include <linux/seq_file.h>
 
+#include "compat.h"
 #include "device.h"
 #include "fault.h"
 #include "net.h"
@@ -144,7 +145,7 @@ static void deliver_then_held(struct sroce_dev *sdev, struct sk_buff *skb,
 /* No packet came to pass what is held: let it go now. */
 static void release_held(struct timer_list *t)
 {
-	struct sroce_dev *sdev = from_timer(sdev, t, fault.timer);
+	struct sroce_dev *sdev = timer_container_of(sdev, t, fault.timer);
 
 	rcu_read_lock();
 	deliver_then_held(sdev, NULL, &sdev->fault.held_tx, sroce_net_output);
@@ -319,7 +320,7 @@ void sroce_fault_fini(struct sroce_dev *sdev)
 	skb_queue_splice_init(&f->held_tx, &list);
 	skb_queue_splice_init(&f->held_rx, &list);
 	spin_unlock_irq(&f->lock);
-	del_timer_sync(&f->timer);
+	timer_delete_sync(&f->timer);
 	__skb_queue_purge(&list);
 }
 

@@ -31,6 +31,7 @@
 #include <linux/ipv6.h>
 #include <linux/ktime.h>
 #include <linux/moduleparam.h>
+#include <linux/skbuff.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/udp.h>
@@ -74,24 +75,12 @@ static u32 icrc_crypto_update(u32 crc, const void *buf, unsigned int len)
 	return crc;
 }
 
-static __wsum icrc_update(const void *buf, int len, __wsum crc)
+static u32 icrc_update(u32 crc, const void *buf, unsigned int len)
 {
 	if (READ_ONCE(icrc_crypto))
-		return (__force __wsum)icrc_crypto_update((__force u32)crc,
-							  buf, len);
-	return (__force __wsum)crc32_le((__force u32)crc, buf, len);
+		return icrc_crypto_update(crc, buf, len);
+	return crc32_le(crc, buf, len);
 }
-
-static __wsum icrc_combine(__wsum crc, __wsum crc2, int offset, int len)
-{
-	return (__force __wsum)crc32_le_combine((__force u32)crc,
-						(__force u32)crc2, len);
-}
-
-static const struct skb_checksum_ops icrc_ops = {
-	.update = icrc_update,
-	.combine = icrc_combine,
-};
 
 /* CRC of the masked IP, UDP and BTH headers. */
 static u32 icrc_headers(const struct sk_buff *skb, const struct sroce_bth *bth)
@@ -139,16 +128,30 @@ static u32 icrc_headers(const struct sk_buff *skb, const struct sroce_bth *bth)
  *
  * Return: the ICRC, to be stored or compared least significant byte first.
  */
-u32 sroce_icrc_compute(const struct sk_buff *skb, unsigned int bth_off,
+u32 sroce_icrc_compute(struct sk_buff *skb, unsigned int bth_off,
 		       unsigned int len)
 {
 	const struct sroce_bth *bth = (const void *)(skb->data + bth_off);
+	struct skb_seq_state st;
+	unsigned int done = 0, n;
+	const u8 *data;
 	u32 crc;
 
 	crc = icrc_headers(skb, bth);
-	crc = (__force u32)__skb_checksum(skb, bth_off + sizeof(*bth),
-					  len - sizeof(*bth),
-					  (__force __wsum)crc, &icrc_ops);
+	/*
+	 * The rest, in the linear part, the page fragments and frag_list. A
+	 * block may run past the upper offset (skb_seq_read() stops only
+	 * at the next call): the ICRC field itself must not be covered.
+	 */
+	bth_off += sizeof(*bth);
+	len -= sizeof(*bth);
+	skb_prepare_seq_read(skb, bth_off, bth_off + len, &st);
+	while (done < len && (n = skb_seq_read(done, &data, &st))) {
+		n = min(n, len - done);
+		crc = icrc_update(crc, data, n);
+		done += n;
+	}
+	skb_abort_seq_read(&st);
 	return ~crc;
 }
 

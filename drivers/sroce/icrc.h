@@ -4,7 +4,7 @@
 
 #include <linux/skbuff.h>
 
-u32 sroce_icrc_compute(const struct sk_buff *skb, unsigned int bth_off,
+u32 sroce_icrc_compute(struct sk_buff *skb, unsigned int bth_off,
 		       unsigned int len);
 void sroce_icrc_init(void);
 void sroce_icrc_exit(void);

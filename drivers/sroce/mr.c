@@ -179,21 +179,9 @@ struct ib_mr *sroce_mr_get_dma(struct ib_pd *ibpd, int access)
 	return mr_publish(sdev, mr);
 }
 
-/**
- * sroce_mr_reg_user() - ib_device_ops.reg_user_mr: pin and register user memory
- * @ibpd: the PD
- * @start: user virtual address
- * @length: bytes
- * @iova: the address the MR is accessed by
- * @access: access rights
- * @udata: unused
- *
- * Return: the MR, or an ERR_PTR: -EINVAL for bad rights or a length of 0
- * or past the device limit, -EOPNOTSUPP for unsupported rights, or what
- * pinning the pages returned.
- */
-struct ib_mr *sroce_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length,
-				u64 iova, int access, struct ib_udata *udata)
+/* Pin [start, start + length) and register it as a new MR at @iova. */
+static struct ib_mr *mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length,
+				 u64 iova, int access)
 {
 	struct sroce_dev *sdev = to_sdev(ibpd->device);
 	struct ib_umem *umem;
@@ -205,7 +193,7 @@ struct ib_mr *sroce_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length,
 	mr = mr_new(sdev, SROCE_MR_USER, access);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
-	umem = ib_umem_get(ibpd->device, start, length, access);
+	umem = ib_umem_get_va(ibpd->device, start, length, access);
 	if (IS_ERR(umem)) {
 		mr_free(sdev, mr);
 		return ERR_CAST(umem);
@@ -219,6 +207,31 @@ struct ib_mr *sroce_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length,
 	mr->ibmr.iova = iova;
 	mr->ibmr.length = length;
 	return mr_publish(sdev, mr);
+}
+
+/**
+ * sroce_mr_reg_user() - ib_device_ops.reg_user_mr: pin and register user memory
+ * @ibpd: the PD
+ * @start: user virtual address
+ * @length: bytes
+ * @iova: the address the MR is accessed by
+ * @access: access rights
+ * @udata: unused
+ *
+ * Where the kernel passes a DMA handle (a PCIe TPH steering hint; see
+ * compat.h) it comes before @udata and is refused: sroce does no DMA.
+ *
+ * Return: the MR, or an ERR_PTR: -EINVAL for bad rights or a length of 0
+ * or past the device limit, -EOPNOTSUPP for unsupported rights or a DMA
+ * handle, or what pinning the pages returned.
+ */
+struct ib_mr *sroce_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access, SROCE_REG_USER_MR_DMAH
+				struct ib_udata *udata)
+{
+	if (sroce_reg_user_mr_dmah())
+		return ERR_PTR(-EOPNOTSUPP);
+	return mr_reg_user(ibpd, start, length, iova, access);
 }
 
 /*
@@ -320,7 +333,7 @@ struct ib_mr *sroce_mr_rereg_user(struct ib_mr *ibmr, int flags, u64 start,
 	err = mr_block_binds(mr);
 	if (err)
 		return ERR_PTR(err);
-	new = sroce_mr_reg_user(ibpd, start, length, iova, access, udata);
+	new = mr_reg_user(ibpd, start, length, iova, access);
 	if (IS_ERR(new))
 		mr_unblock_binds(mr);
 	return new;

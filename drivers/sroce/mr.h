@@ -7,6 +7,8 @@
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
+#include "compat.h"
+
 struct sroce_dev;
 struct sroce_qp;
 
@@ -88,7 +90,8 @@ void sroce_key_free(struct sroce_dev *sdev, u32 key);
 
 struct ib_mr *sroce_mr_get_dma(struct ib_pd *ibpd, int access);
 struct ib_mr *sroce_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length,
-				u64 iova, int access, struct ib_udata *udata);
+				u64 iova, int access, SROCE_REG_USER_MR_DMAH
+				struct ib_udata *udata);
 struct ib_mr *sroce_mr_rereg_user(struct ib_mr *ibmr, int flags, u64 start,
 				  u64 length, u64 iova, int access,
 				  struct ib_pd *ibpd, struct ib_udata *udata);

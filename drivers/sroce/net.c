@@ -20,7 +20,7 @@
 #include <net/addrconf.h>
 #include <net/ip.h>
 #include <net/ip6_route.h>
-#include <net/ipv6_stubs.h>
+#include <net/ipv6.h>
 #include <net/route.h>
 #include <net/udp_tunnel.h>
 #include <rdma/ib_verbs.h>
@@ -112,9 +112,10 @@ static struct dst_entry *route6(struct net *net, struct sroce_dev *sdev,
 		if (dst)
 			return dst;
 	}
-	if (!ipv6_stub->ipv6_dst_lookup_flow)
+	/* IPv6 disabled at boot (ipv6.disable=1) has no routes. */
+	if (!ipv6_mod_enabled())
 		return ERR_PTR(-EAFNOSUPPORT);
-	dst = ipv6_stub->ipv6_dst_lookup_flow(net, sk, &fl6, NULL);
+	dst = ip6_dst_lookup_flow(net, sk, &fl6, NULL);
 	if (IS_ERR(dst))
 		return dst;
 	if (cache)

@@ -46,6 +46,7 @@
 #include <rdma/ib_user_verbs.h>
 
 #include "comp.h"
+#include "compat.h"
 #include "params.h"
 #include "cq.h"
 #include "device.h"
@@ -750,7 +751,7 @@ static bool req_engine(struct sroce_task *task)
 /* A stopped engine is not scheduled; it finds the event when it starts. */
 static void retrans_timer_fn(struct timer_list *t)
 {
-	struct sroce_qp *qp = from_timer(qp, t, req.retrans_timer);
+	struct sroce_qp *qp = timer_container_of(qp, t, req.retrans_timer);
 
 	set_bit(SROCE_QP_EV_TIMEOUT, &qp->events);
 	sroce_task_sched(&qp->req.task);
@@ -758,7 +759,7 @@ static void retrans_timer_fn(struct timer_list *t)
 
 static void rnr_timer_fn(struct timer_list *t)
 {
-	struct sroce_qp *qp = from_timer(qp, t, req.rnr_timer);
+	struct sroce_qp *qp = timer_container_of(qp, t, req.rnr_timer);
 
 	set_bit(SROCE_QP_EV_RNR, &qp->events);
 	sroce_task_sched(&qp->req.task);
@@ -822,8 +823,8 @@ int sroce_req_init(struct sroce_qp *qp)
 void sroce_req_stop(struct sroce_qp *qp)
 {
 	sroce_task_stop(&qp->req.task);
-	del_timer_sync(&qp->req.retrans_timer);
-	del_timer_sync(&qp->req.rnr_timer);
+	timer_delete_sync(&qp->req.retrans_timer);
+	timer_delete_sync(&qp->req.rnr_timer);
 	skb_queue_purge(&qp->req.resp_pkts);
 }
 

@@ -21,6 +21,7 @@
 #include <net/udp_tunnel.h>
 #include <rdma/ib_verbs.h>
 
+#include "compat.h"
 #include "device.h"
 #include "recv.h"
 #include "socket.h"
@@ -77,7 +78,7 @@ static struct socket *open_socket(struct net *net, bool ipv6)
 	err = udp_sock_create(net, &cfg, &sock);
 	if (err)
 		return ERR_PTR(err);
-	setup_udp_tunnel_sock(net, sock, &tnl_cfg);
+	sroce_udp_tunnel_setup(net, sock, &tnl_cfg);
 	return sock;
 }
 
@@ -90,7 +91,7 @@ static void close_socket(struct socket __rcu **slot)
 	if (!sock)
 		return;
 	RCU_INIT_POINTER(*slot, NULL);
-	udp_tunnel_sock_release(sock);
+	sroce_udp_tunnel_release(sock);
 }
 
 static void close_sockets(struct sroce_net *sn)

@@ -35,6 +35,7 @@
  * packets a QP sends from two CPUs may overtake each other (a veth queues
  * what it receives per CPU), which an unreliable QP takes for loss.
  */
+#include "compat.h"
 #include "fault.h"
 #include "task.h"
 
@@ -44,7 +45,7 @@ static_assert(IS_ENABLED(CONFIG_SMP),
 
 static void sroce_task_kicked(struct timer_list *t)
 {
-	struct sroce_task *task = from_timer(task, t, kick);
+	struct sroce_task *task = timer_container_of(task, t, kick);
 
 	sroce_task_sched(task);
 }
@@ -157,7 +158,7 @@ void sroce_task_stop(struct sroce_task *task)
 	task->stopped = true;
 	spin_unlock_irq(&task->lock);
 	tasklet_kill(&task->tasklet);
-	del_timer_sync(&task->kick);
+	timer_delete_sync(&task->kick);
 }
 
 /**
