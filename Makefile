@@ -27,7 +27,9 @@
 #                        sroce.driver (scripts/install; DESTDIR works)
 #   make uninstall       remove what make install put there
 #   make deb             the Debian packages sroce-dkms and sroce-provider
-#                        in build/deb/ (scripts/build-deb)
+#                        in build/deb/ (scripts/build-deb), and after
+#                        make trixie the same for Debian 13 in
+#                        build/deb/trixie/
 #   make style           checkpatch, sparse and kernel-doc
 #   make clean           remove build/
 
@@ -56,7 +58,7 @@ rsocket:
 trixie:
 	for rel in $$(scripts/kernel-trixie); do scripts/build-module "$$rel" || exit 1; done
 
-check: all deb trixie
+check: all trixie deb
 	scripts/check $(KERNELRELEASE)
 
 kernel-debug:

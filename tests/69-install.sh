@@ -24,7 +24,10 @@
 #
 # The guest's root is a throwaway overlay, so the host is never touched.
 # A kernel directory's modules (the debug kernel) are read-only in the
-# guest: the test puts a tmpfs overlay on /lib/modules/R first.
+# guest: the test puts a tmpfs overlay on /lib/modules/R first. On a
+# Debian 13 kernel it runs in Debian 13's userland (scripts/check: the
+# trixie chroot as the guest's root), as on a host that runs that kernel.
+# userland: kernel
 # timeout: 300
 set -e
 . "$(dirname "$0")/lib.sh"
@@ -32,7 +35,6 @@ set -e
 
 moddir=/lib/modules/$KREL
 tmp=
-overlay=
 dkms_ver=
 
 cleanup() {
@@ -40,7 +42,7 @@ cleanup() {
 	sroce_unload
 	"$SROCE_TOP/scripts/install" --uninstall "$KREL" >/dev/null 2>&1 || true
 	[[ -z $dkms_ver ]] || dkms remove "sroce/$dkms_ver" --all >/dev/null 2>&1 || true
-	[[ -z $overlay ]] || umount "$moddir" || true
+	modules_restore
 	[[ -z $tmp ]] || rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -54,14 +56,7 @@ for f in "${files[@]}"; do
 	[[ ! -e $f ]] || fail "$f exists before make install"
 done
 ! modprobe -n -q sroce 2>/dev/null || fail "modprobe knows sroce before make install"
-if ! touch "$moddir/.sroce-write-test" 2>/dev/null; then
-	mkdir "$tmp/upper" "$tmp/work"
-	mount -t overlay overlay -o "lowerdir=$moddir,upperdir=$tmp/upper,workdir=$tmp/work" \
-		"$moddir" || fail "cannot make $moddir writable"
-	overlay=1
-	log "$moddir is read-only here: installing into an overlay on it"
-fi
-rm -f "$moddir/.sroce-write-test"
+modules_writable
 
 # 2. Install.
 "$SROCE_TOP/scripts/install" "$KREL" >"$tmp/install" 2>&1 ||

@@ -20,15 +20,26 @@
 #      driver file; modprobe no longer knows sroce.
 #
 # The guest's root is a throwaway overlay: the host never sees the
-# packages. Kernel directories (the debug kernel) are skipped: DKMS needs
-# the kernel's headers where /lib/modules/R/build says.
+# packages. Kernel directories without headers where /lib/modules/R/build
+# says (the debug kernel) are skipped: DKMS needs them. On a Debian 13
+# kernel the test runs in Debian 13's userland (scripts/check: the trixie
+# chroot as the guest's root, with the kernel's headers, gcc-14 and
+# DKMS), with the packages make deb built for it (build/deb/trixie/:
+# sroce-provider depends on trixie's libibverbs1), as on a Debian 13 host.
+# userland: kernel
 # timeout: 1200
 set -e
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-install.sh"
 
-debs=("$SROCE_BUILD"/deb/sroce-dkms_*_all.deb "$SROCE_BUILD"/deb/sroce-provider_*.deb)
-[[ -f ${debs[0]} && -f ${debs[1]} ]] || skip "no packages in build/deb/ (make deb)"
+# The packages for this system's release: build/deb/ has the build host's,
+# build/deb/CODENAME/ another release's (scripts/build-deb).
+debdir=$SROCE_BUILD/deb
+codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+[[ -z $codename || ! -d $debdir/$codename ]] || debdir=$debdir/$codename
+debs=("$debdir"/sroce-dkms_*_all.deb "$debdir"/sroce-provider_*.deb)
+[[ -f ${debs[0]} && -f ${debs[1]} ]] || skip "no packages in ${debdir#"$SROCE_TOP"/} (make deb)"
+log "packages: ${debdir#"$SROCE_TOP"/}, on $(. /etc/os-release && echo "$PRETTY_NAME")"
 command -v dkms >/dev/null || skip "no dkms here (scripts/setup installs it)"
 [[ -e /lib/modules/$KREL/build/Makefile ]] || skip "no kernel headers for $KREL where DKMS looks"
 
@@ -40,6 +51,7 @@ cleanup() {
 	sroce_unload
 	[[ -z $installed ]] ||
 		apt-get purge -y -q sroce-dkms sroce-provider >/dev/null 2>&1 || true
+	modules_restore
 	[[ -z $tmp ]] || rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -63,6 +75,7 @@ sroce_unload
 [[ -z $(left) ]] || fail "sroce is on the system before the packages: $(left | paste -sd' ' -)"
 
 # 2. Install.
+modules_writable
 installed=1
 t0=$SECONDS
 if ! apt-get install -y -q "${debs[@]}" >"$tmp/apt" 2>&1; then

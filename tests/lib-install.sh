@@ -15,6 +15,10 @@
 #                        sroce_b to 192.0.2.1, GID indexes $ga and $gb;
 #                        outputs in $tmp/s and $tmp/c; fails the test
 #                        on a non-zero exit
+#   modules_writable     make /lib/modules/$KREL writable: a kernel
+#                        directory's modules are mounted read-only in the
+#                        VM, so they get an overlay whose upper layer is
+#                        in $tmp (modules_restore takes it away)
 #   use_installed WHAT   with sroce unloaded: lib.sh's topology with
 #                        topo_up installed (rdma link add must load
 #                        sroce), lists_devices, then ibv_rc_pingpong
@@ -24,6 +28,28 @@
 
 INSTALLED_PROVIDER=$(echo "$SROCE_BUILD"/userspace/libsroce-rdmav*.so)
 INSTALLED_PROVIDER=$(dirname "$(readlink -f /usr/lib/x86_64-linux-gnu/libibverbs.so.1)")/libibverbs/${INSTALLED_PROVIDER##*/}
+
+modules_overlay=
+
+modules_writable() {
+	local moddir=/lib/modules/$KREL
+
+	if touch "$moddir/.sroce-write-test" 2>/dev/null; then
+		rm -f "$moddir/.sroce-write-test"
+		return 0
+	fi
+	mkdir -p "$tmp/modules-upper" "$tmp/modules-work"
+	mount -t overlay overlay \
+		-o "lowerdir=$moddir,upperdir=$tmp/modules-upper,workdir=$tmp/modules-work" \
+		"$moddir" || fail "cannot make $moddir writable"
+	modules_overlay=$moddir
+	log "$moddir is read-only here: installing into an overlay on it"
+}
+
+modules_restore() {
+	[[ -z $modules_overlay ]] || umount "$modules_overlay" || true
+	modules_overlay=
+}
 
 lists_devices() {
 	local out
