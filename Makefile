@@ -11,6 +11,9 @@
 #   make trixie          Debian 13's kernels (trixie's 6.12, backports'
 #                        7.2 and 7.3) and sroce.ko for each: they are built
 #                        for in a cached trixie chroot (scripts/kernel-trixie)
+#   make setup           install what the build, the VMs and the tests need,
+#                        if anything is missing (scripts/setup --if-needed;
+#                        make demo, check, check-debug and style do it first)
 #   make check           build (trixie included), then run the test suite
 #                        in VMs: all of it on the oldest and the newest
 #                        kernel, the smoke tests on those between
@@ -34,12 +37,21 @@
 #   make clean           remove build/
 
 KERNELRELEASE ?=
-RELEASES := $(if $(KERNELRELEASE),$(KERNELRELEASE),$(shell scripts/kernels))
 TESTS ?=
+# The kernels to build for, listed when a recipe runs (scripts/setup may
+# have just installed their headers).
+KERNELS = $(if $(KERNELRELEASE),$(KERNELRELEASE),$$(scripts/kernels))
 
 all: module provider tools rsocket
 
-module: $(RELEASES:%=module-%)
+# What the build, the VMs and the tests need, installed only if missing:
+# make demo and make check start with it (a host that only builds and
+# installs sroce needs less: README).
+setup:
+	scripts/setup --if-needed
+
+module:
+	for rel in $(KERNELS); do scripts/build-module "$$rel" || exit 1; done
 
 module-%:
 	scripts/build-module $*
@@ -55,10 +67,10 @@ rsocket:
 
 # Debian 13's kernels (6.12, 7.2, 7.3): a cached trixie chroot with their
 # headers and toolchain, their images and modules, and sroce.ko for each.
-trixie:
+trixie: setup
 	for rel in $$(scripts/kernel-trixie); do scripts/build-module "$$rel" || exit 1; done
 
-check: all trixie deb
+check: setup all trixie deb
 	scripts/check $(KERNELRELEASE)
 
 kernel-debug:
@@ -66,28 +78,29 @@ kernel-debug:
 
 # The kernel directory that scripts/kernel-debug prints stands for a
 # release everywhere: build-module, check.
-check-debug: provider tools rsocket
+check-debug: setup provider tools rsocket
 	dir=$$(scripts/kernel-debug) && \
 	scripts/build-module "$$dir" && \
 	scripts/check $(TESTS:%=-t %) "$$dir"
 
 style:
-	scripts/style $(RELEASES)
+	scripts/setup --if-needed --style
+	scripts/style $(KERNELRELEASE)
 
 clean:
 	rm -rf build
 
-demo: all
+demo: setup all
 	scripts/demo
 
 install: module provider
-	scripts/install $(RELEASES)
+	scripts/install $(KERNELRELEASE)
 
 uninstall:
-	scripts/install --uninstall $(RELEASES)
+	scripts/install --uninstall $(KERNELRELEASE)
 
 deb: provider
 	scripts/build-deb
 
-.PHONY: all module provider tools rsocket trixie check kernel-debug check-debug style \
-	clean demo install uninstall deb
+.PHONY: all setup module provider tools rsocket trixie check kernel-debug check-debug \
+	style clean demo install uninstall deb
