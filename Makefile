@@ -51,7 +51,7 @@ setup:
 	scripts/setup --if-needed
 
 module:
-	for rel in $(KERNELS); do scripts/build-module "$$rel" || exit 1; done
+	rels=$(KERNELS) && for rel in $$rels; do scripts/build-module "$$rel" || exit 1; done
 
 module-%:
 	scripts/build-module $*
@@ -68,9 +68,16 @@ rsocket:
 # Debian 13's kernels (6.12, 7.2, 7.3): a cached trixie chroot with their
 # headers and toolchain, their images and modules, and sroce.ko for each.
 trixie: setup
-	for rel in $$(scripts/kernel-trixie); do scripts/build-module "$$rel" || exit 1; done
+	rels=$$(scripts/kernel-trixie) && for rel in $$rels; do \
+		scripts/build-module "$$rel" || exit 1; done
 
-check: setup all trixie deb
+# One step after the other, also under make -j: setup may install the
+# headers the module build lists, and the Debian 13 packages need the
+# chroot that trixie makes.
+check: setup
+	$(MAKE) all
+	$(MAKE) trixie
+	$(MAKE) deb
 	scripts/check $(KERNELRELEASE)
 
 kernel-debug:
@@ -78,7 +85,8 @@ kernel-debug:
 
 # The kernel directory that scripts/kernel-debug prints stands for a
 # release everywhere: build-module, check.
-check-debug: setup provider tools rsocket
+check-debug: setup
+	$(MAKE) provider tools rsocket
 	dir=$$(scripts/kernel-debug) && \
 	scripts/build-module "$$dir" && \
 	scripts/check $(TESTS:%=-t %) "$$dir"
@@ -90,7 +98,8 @@ style:
 clean:
 	rm -rf build
 
-demo: setup all
+demo: setup
+	$(MAKE) all
 	scripts/demo
 
 install: module provider

@@ -32,11 +32,16 @@ set -e
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-install.sh"
 
-# The packages for this system's release: build/deb/ has the build host's,
-# build/deb/CODENAME/ another release's (scripts/build-deb).
+# The packages for this system's release: build/deb/ has the build host's
+# (build/deb/codename names its release), build/deb/CODENAME/ another
+# release's (scripts/build-deb).
 debdir=$SROCE_BUILD/deb
 codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
-[[ -z $codename || ! -d $debdir/$codename ]] || debdir=$debdir/$codename
+if [[ -n $codename && -d $debdir/$codename ]]; then
+	debdir=$debdir/$codename
+elif [[ -f $debdir/codename && $(<"$debdir/codename") != "$codename" ]]; then
+	skip "no packages for $codename: build/deb/ has $(<"$debdir/codename")'s (make trixie deb)"
+fi
 debs=("$debdir"/sroce-dkms_*_all.deb "$debdir"/sroce-provider_*.deb)
 [[ -f ${debs[0]} && -f ${debs[1]} ]] || skip "no packages in ${debdir#"$SROCE_TOP"/} (make deb)"
 log "packages: ${debdir#"$SROCE_TOP"/}, on $(. /etc/os-release && echo "$PRETTY_NAME")"

@@ -24,6 +24,7 @@
 #define SROCE_HAVE_REG_USER_MR_DMAH 1
 #define SROCE_HAVE_IB_UMEM_GET_VA 1
 #define SROCE_HAVE_TIMER_CONTAINER_OF 1
+#define SROCE_HAVE_TIMER_DELETE 1
 #define SROCE_HAVE_UDP_TUNNEL_SK 1
 #define SROCE_HAVE_REPORT_PORT_EVENT 1
 #endif
@@ -85,6 +86,12 @@ static inline struct ib_udata *sroce_create_cq_udata(struct ib_udata *udata)
 #ifndef SROCE_HAVE_IB_UMEM_GET_VA
 #define ib_umem_get_va(dev, addr, size, access) \
 	ib_umem_get(dev, addr, size, access)
+#endif
+
+/* del_timer() and del_timer_sync() became timer_delete*(). */
+#ifndef SROCE_HAVE_TIMER_DELETE
+#define timer_delete(timer)		del_timer(timer)
+#define timer_delete_sync(timer)	del_timer_sync(timer)
 #endif
 
 /* from_timer() became timer_container_of(). */

@@ -44,7 +44,8 @@ static struct sroce_mr *mr_get_locked(struct sroce_dev *sdev, u32 key)
  * @sdev: the device
  * @key: an lkey or rkey
  *
- * Context: any.
+ * Context: process or softirq, interrupts enabled (the key table's lock
+ * is taken with xa_lock_bh()).
  * Return: the MR, or NULL when no registered MR has exactly this key.
  */
 struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key)
@@ -81,7 +82,8 @@ void sroce_mr_put(struct sroce_mr *mr)
  * wholly before or after it, so the check never reads a fast-registration
  * MR's translation half replaced (IBA 10.6.3).
  *
- * Context: any.
+ * Context: process or softirq, interrupts enabled (the key table's lock
+ * is taken with xa_lock_bh()).
  * Return: the MR, referenced, or NULL when the access is refused.
  */
 struct sroce_mr *sroce_mem_get_local(struct sroce_dev *sdev, struct ib_pd *pd,
@@ -110,7 +112,8 @@ struct sroce_mr *sroce_mem_get_local(struct sroce_dev *sdev, struct ib_pd *pd,
  * @access: the IB_ACCESS_REMOTE_* or IB_ACCESS_FLUSH_* rights needed
  * @iova: set to the address to access in the returned MR
  *
- * Context: any.
+ * Context: process or softirq, interrupts enabled (the key table's lock
+ * is taken with xa_lock_bh()).
  * Return: the MR, referenced, or NULL when the access is refused (IBA
  * 9.4.1.1: unknown key, wrong PD or QP, missing right, out of range).
  */
@@ -156,7 +159,8 @@ out:
  * A fast-registration MR of the same PD, or a type 2 window bound through
  * this QP, can be invalidated (IBA 10.6.5, 10.6.7.2.5); nothing else.
  *
- * Context: any.
+ * Context: process or softirq, interrupts enabled (the key table's lock
+ * is taken with xa_lock_bh()).
  * Return: 0, or -EINVAL when the key cannot be invalidated.
  */
 int sroce_mem_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 qpn,
@@ -175,7 +179,10 @@ int sroce_mem_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 qpn,
 		mr = xa_untag_pointer(entry);
 		if (mr->key == rkey && mr->type == SROCE_MR_FAST &&
 		    mr->ibmr.pd == pd) {
+			/* After an access's copy under way, before its next. */
+			spin_lock(&mr->reg_lock);
 			WRITE_ONCE(mr->valid, false);
+			spin_unlock(&mr->reg_lock);
 			err = 0;
 		}
 	}
@@ -224,31 +231,57 @@ int sroce_mr_check(struct sroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
 }
 
 /*
+ * A fast-registration MR's memory, under its reg_lock. The access was
+ * checked against the translation current then, but the consumer may
+ * invalidate and register the MR anew before the copy (a remote SEND with
+ * Invalidate races the peer's own WRITE on another QP, then the consumer
+ * registers its next buffer, and frees this one). Invalidation and REG_MR
+ * take the same lock, so the translation read here is whole and still
+ * valid, and nothing of a translation is touched once its invalidation has
+ * returned: the access is checked again against what is registered now,
+ * and touches nothing if that is no longer valid or does not cover it.
+ */
+static void *map_fast(struct sroce_mr *mr, u64 iova, u32 len, u32 *chunk)
+{
+	u64 ps, off, end;
+
+	lockdep_assert_held(&mr->reg_lock);
+	*chunk = len;
+	if (!mr->valid || iova < mr->reg_iova ||
+	    check_add_overflow(iova, (u64)len, &end))
+		return NULL;
+	/* Pages of page_size from the page holding reg_iova on. */
+	ps = mr->reg_page_size;
+	off = iova - (mr->reg_iova & ~(ps - 1));
+	*chunk = min_t(u64, len, ps - (off & (ps - 1)));
+	if (iova + *chunk > mr->reg_iova + mr->reg_length ||
+	    off / ps >= mr->reg_npages)
+		return NULL;
+	return (void *)(uintptr_t)(mr->reg_pages[off / ps] + (off & (ps - 1)));
+}
+
+/*
  * Map the part of [iova, iova + len) that lies in one page of @mr; the
  * caller has checked the range. Returns the address and sets *chunk, or
- * returns NULL (*chunk set all the same) for a fast-registration MR whose
- * translation a REG_MR replaced since the check: only an access racing
- * the consumer's own invalidation gets there, and it touches nothing.
+ * returns NULL (*chunk set all the same) for a fast-registration MR that
+ * was invalidated or registered anew since the check (map_fast()): the
+ * access then touches nothing. Every map_chunk() is followed by an
+ * unmap_chunk(), NULL or not: a fast-registration MR's reg_lock is held
+ * between the two (sparse sees the other types take it too).
  */
 static void *map_chunk(struct sroce_mr *mr, u64 iova, u32 len, u32 *chunk)
+	__acquires(&mr->reg_lock)
 {
 	u64 off;
 
+	if (mr->type == SROCE_MR_FAST) {
+		spin_lock(&mr->reg_lock);
+		return map_fast(mr, iova, len, chunk);
+	}
+	__acquire(&mr->reg_lock);
 	if (mr->type == SROCE_MR_DMA) {
 		*chunk = len;
 		return (void *)(uintptr_t)iova;
-	}
-	if (mr->type == SROCE_MR_FAST) {
-		/* Pages of page_size from the page holding reg_iova on. */
-		u64 ps = READ_ONCE(mr->reg_page_size);
-		u32 n = READ_ONCE(mr->reg_npages);
-
-		off = iova - (READ_ONCE(mr->reg_iova) & ~(ps - 1));
-		*chunk = min_t(u64, len, ps - (off & (ps - 1)));
-		if (off / ps >= n)
-			return NULL;
-		return (void *)(uintptr_t)(READ_ONCE(mr->reg_pages[off / ps]) +
-					   (off & (ps - 1)));
 	}
 	off = iova - mr->ibmr.iova + (mr->umem->address & ~PAGE_MASK);
 	*chunk = min_t(u64, len, PAGE_SIZE - (off & ~PAGE_MASK));
@@ -257,8 +290,14 @@ static void *map_chunk(struct sroce_mr *mr, u64 iova, u32 len, u32 *chunk)
 }
 
 static void unmap_chunk(struct sroce_mr *mr, void *addr)
+	__releases(&mr->reg_lock)
 {
-	if (mr->type == SROCE_MR_USER && addr)
+	if (mr->type == SROCE_MR_FAST) {
+		spin_unlock(&mr->reg_lock);
+		return;
+	}
+	__release(&mr->reg_lock);
+	if (mr->type == SROCE_MR_USER)
 		kunmap_local(addr);
 }
 
@@ -331,21 +370,14 @@ void sroce_mr_copy_out(struct sroce_mr *mr, u64 iova, void *buf, u32 len)
 }
 
 /*
- * Map the 8 bytes at @iova of @mr for an atomic access. They must be
+ * May the 8 bytes an atomic access mapped at @p be used? They must be
  * naturally aligned in memory, and so inside one page: not only the
  * address the request carried but the one it comes to through a window
- * and the MR's own offset into its first page. Returns NULL otherwise.
+ * and the MR's own offset into its first page.
  */
-static u64 *map_u64(struct sroce_mr *mr, u64 iova)
+static bool u64_ok(const void *p, u32 chunk)
 {
-	u32 chunk;
-	void *p;
-
-	p = map_chunk(mr, iova, sizeof(u64), &chunk);
-	if (p && chunk == sizeof(u64) && IS_ALIGNED((uintptr_t)p, sizeof(u64)))
-		return p;
-	unmap_chunk(mr, p);
-	return NULL;
+	return p && chunk == sizeof(u64) && IS_ALIGNED((uintptr_t)p, sizeof(u64));
 }
 
 /**
@@ -366,16 +398,20 @@ static u64 *map_u64(struct sroce_mr *mr, u64 iova)
 int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool cmp_swap, u64 compare,
 		    u64 swap_add, u64 *orig)
 {
-	u64 *p = map_u64(mr, iova);
+	int err = -EINVAL;
+	u32 chunk;
+	u64 *p;
 
-	if (!p)
-		return -EINVAL;
-	if (cmp_swap)
-		*orig = cmpxchg64(p, compare, swap_add);
-	else
-		*orig = atomic64_fetch_add(swap_add, (atomic64_t *)p);
+	p = map_chunk(mr, iova, sizeof(u64), &chunk);
+	if (u64_ok(p, chunk)) {
+		if (cmp_swap)
+			*orig = cmpxchg64(p, compare, swap_add);
+		else
+			*orig = atomic64_fetch_add(swap_add, (atomic64_t *)p);
+		err = 0;
+	}
 	unmap_chunk(mr, p);
-	return 0;
+	return err;
 }
 
 /**
@@ -390,14 +426,18 @@ int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool cmp_swap, u64 compare,
  */
 int sroce_mr_atomic_write(struct sroce_mr *mr, u64 iova, u64 val)
 {
-	u64 *p = map_u64(mr, iova);
+	int err = -EINVAL;
+	u32 chunk;
+	u64 *p;
 
-	if (!p)
-		return -EINVAL;
-	/* One 8-byte store, after every store of the requests before it. */
-	smp_store_release(p, val);
+	p = map_chunk(mr, iova, sizeof(u64), &chunk);
+	if (u64_ok(p, chunk)) {
+		/* One 8-byte store, after every store of the requests before it. */
+		smp_store_release(p, val);
+		err = 0;
+	}
 	unmap_chunk(mr, p);
-	return 0;
+	return err;
 }
 
 /**

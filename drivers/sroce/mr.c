@@ -110,6 +110,7 @@ static struct sroce_mr *mr_new(struct sroce_dev *sdev, enum sroce_mr_type type,
 	refcount_set(&mr->ref, 1);
 	init_completion(&mr->released);
 	spin_lock_init(&mr->lock);
+	spin_lock_init(&mr->reg_lock);
 	return mr;
 
 err_free:
@@ -451,18 +452,21 @@ void sroce_mr_bind_put(struct sroce_mr *mr)
 /*
  * Make the page list ib_map_mr_sg() set the registered translation, if it
  * covers the address range it was set with. The MR is Free, so no access
- * can pass sroce_mr_check() until valid is set after this.
+ * can pass sroce_mr_check() until valid is set after this; an access that
+ * passed it before the invalidation reads the translation under reg_lock
+ * and finds it replaced (mem.c).
  */
 static bool fast_reg_translate(struct sroce_mr *mr)
 {
 	u32 n = min(mr->npages, mr->max_pages), ps = mr->ibmr.page_size;
 	u64 span;
 
+	lockdep_assert_held(&mr->reg_lock);
 	if (!n || ps < SZ_4K || !is_power_of_2(ps) ||
 	    check_add_overflow(mr->ibmr.length, mr->ibmr.iova & (ps - 1), &span) ||
 	    span > (u64)n * ps)
 		return false;
-	/* Read locklessly by an access racing the consumer (mem.c). */
+	/* sroce_mr_check() reads the range under the key table's lock. */
 	memcpy(mr->reg_pages, mr->pages, n * sizeof(*mr->pages));
 	WRITE_ONCE(mr->reg_npages, n);
 	WRITE_ONCE(mr->reg_iova, mr->ibmr.iova);
@@ -508,6 +512,7 @@ enum ib_wc_status sroce_mr_fast_reg(struct sroce_qp *qp, u32 index_key,
 	entry = xa_load(&sdev->keys, index_key >> 8);
 	if (entry && xa_pointer_tag(entry) == SROCE_KEY_MR) {
 		mr = xa_untag_pointer(entry);
+		spin_lock(&mr->reg_lock);
 		if (mr->type == SROCE_MR_FAST && !mr->valid &&
 		    mr->ibmr.pd == qp->ibqp.pd && fast_reg_translate(mr)) {
 			WRITE_ONCE(mr->access, access);
@@ -516,6 +521,7 @@ enum ib_wc_status sroce_mr_fast_reg(struct sroce_qp *qp, u32 index_key,
 			smp_store_release(&mr->valid, true);
 			status = IB_WC_SUCCESS;
 		}
+		spin_unlock(&mr->reg_lock);
 	}
 	xa_unlock_bh(&sdev->keys);
 	return status;

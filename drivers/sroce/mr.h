@@ -52,6 +52,11 @@ enum sroce_mr_type {
  * @reg_page_size: the size of each @reg_pages entry's page
  * @valid: a fast-registration MR is registered (SROCE_MR_FAST); set with
  *	   release after the @reg_* fields, read with acquire
+ * @reg_lock: held by the data path while it copies to or from a
+ *	      fast-registration MR's memory, and by REG_MR and invalidation
+ *	      (under the key-table lock) while they change @valid and the
+ *	      @reg_* fields: an invalidation waits for a copy under way, and
+ *	      no copy touches a translation once invalidated (mem.c)
  * @lock: makes the bound-window check of deregistration and a bind
  *	  exclusive
  * @dying: deregistration, or a rereg that registers anew, has begun: no
@@ -77,6 +82,7 @@ struct sroce_mr {
 	u64 reg_length;
 	u32 reg_page_size;
 	bool valid;
+	spinlock_t reg_lock;		/* see above */
 	spinlock_t lock;		/* see above */
 	bool dying;
 	atomic_t num_mw;

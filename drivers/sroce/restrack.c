@@ -103,9 +103,15 @@ static int fill_mr(struct sk_buff *msg, void *obj)
 {
 	struct sroce_mr *mr = obj;
 
-	/* key: the one the data path accepts, not ibmr's (mr.c). */
+	/*
+	 * key_pending: the consumer moved ibmr's key on for its next REG_MR,
+	 * which has not run yet; the data path still accepts the old one
+	 * (mr.c). Not the key itself: the RDMA core shows keys only to
+	 * CAP_NET_ADMIN, but asks the driver for every caller.
+	 */
 	if (rdma_nl_put_driver_u32(msg, "type", mr->type) ||
-	    rdma_nl_put_driver_u32_hex(msg, "key", READ_ONCE(mr->key)) ||
+	    rdma_nl_put_driver_u32(msg, "key_pending",
+				   READ_ONCE(mr->key) != READ_ONCE(mr->ibmr.lkey)) ||
 	    rdma_nl_put_driver_u32_hex(msg, "access", mr->access) ||
 	    rdma_nl_put_driver_u32(msg, "pages", READ_ONCE(mr->npages)) ||
 	    rdma_nl_put_driver_u32(msg, "valid", READ_ONCE(mr->valid)) ||
