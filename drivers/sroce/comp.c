@@ -261,10 +261,12 @@ static void ack_upto(struct sroce_qp *qp, u32 psn)
 	req->rnr_left = qp->attr.rnr_retry;
 	req->retrying = false;
 	req->backoff = 0;
+	sroce_req_rtt_sample(qp, psn);
+	req->probed = false;		/* a new wait, a new probe */
 	if (req->next_psn == psn)
 		timer_delete(&req->retrans_timer);
-	else if (req->timeout)
-		mod_timer(&req->retrans_timer, jiffies + req->timeout);
+	else
+		sroce_req_arm(qp);
 	/* A resend need not repeat what is acknowledged meanwhile. */
 	if (sroce_psn_diff(psn, req->psn) > 0)
 		sroce_req_rewind(qp, psn);
@@ -539,6 +541,14 @@ static void handle_timeout(struct sroce_qp *qp)
 
 	if (req->rnr_wait || req->next_psn == req->unacked_psn)
 		return;
+	if (req->probe_armed) {
+		/* The probe timeout: probe, then wait the local ACK timeout. */
+		req->probed = true;
+		sroce_stats_add(&to_sdev(qp->ibqp.device)->stats,
+				SROCE_STAT_TAIL_PROBES, sroce_req_probe(qp));
+		sroce_req_arm(qp);
+		return;
+	}
 	sroce_stats_add(&to_sdev(qp->ibqp.device)->stats,
 			SROCE_STAT_TIMEOUTS, 1);
 	retry(qp, req->unacked_psn, true);

@@ -11,6 +11,9 @@
  * - tx_drop, tx_dup, tx_reorder, tx_corrupt, rx_drop, rx_dup, rx_reorder,
  *   rx_corrupt, alloc_fail: parts per million (0, the default, is off;
  *   1000000 is every packet);
+ * - tx_drop_next: the next N packets the device sends are dropped, all
+ *   of them (so that a test can lose exactly the last packets of a
+ *   message, which tx_drop's chance cannot promise);
  * - hits (read only): how many faults of each kind were injected;
  * - resp_hold (Y/N): the responders of the device's QPs take no request
  *   while it is Y, so that a test can fill a QP's request queue up to its
@@ -181,6 +184,12 @@ enum sroce_fault_verdict sroce_fault_tx(struct sroce_dev *sdev,
 {
 	struct sk_buff *copy;
 
+	if (unlikely(atomic_read(&sdev->fault.tx_drop_next) > 0) &&
+	    atomic_dec_if_positive(&sdev->fault.tx_drop_next) >= 0) {
+		atomic64_inc(&sdev->fault.hits[SROCE_FAULT_TX_DROP]);
+		kfree_skb(skb);
+		return SROCE_FAULT_TAKEN;
+	}
 	if (strikes(sdev, SROCE_FAULT_TX_DROP) ||
 	    (loop && strikes(sdev, SROCE_FAULT_TX_CORRUPT))) {
 		kfree_skb(skb);
@@ -267,6 +276,7 @@ void sroce_fault_init(struct sroce_dev *sdev)
 	spin_lock_init(&f->lock);
 	skb_queue_head_init(&f->held_tx);
 	skb_queue_head_init(&f->held_rx);
+	atomic_set(&f->tx_drop_next, 0);
 	timer_setup(&f->timer, release_held, 0);
 }
 
@@ -284,6 +294,7 @@ void sroce_fault_publish(struct sroce_dev *sdev)
 		debugfs_create_u32(fault_names[i], 0600, f->dir, &f->rate[i]);
 	debugfs_create_file("hits", 0400, f->dir, f, &hits_fops);
 	debugfs_create_bool("resp_hold", 0600, f->dir, &f->resp_hold);
+	debugfs_create_atomic_t("tx_drop_next", 0600, f->dir, &f->tx_drop_next);
 }
 
 /**

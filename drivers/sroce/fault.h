@@ -48,6 +48,8 @@ enum sroce_fault_kind {
  * @resp_hold: the responders of the device's QPs take no request: they
  *	       wait in the QPs' queues, bounded by the backlog parameter;
  *	       set through debugfs, read locklessly
+ * @tx_drop_next: the next this many packets sent are dropped (counted in
+ *		  @hits as tx_drop); set through debugfs
  * @dir: the device's debugfs directory
  */
 struct sroce_fault {
@@ -59,6 +61,7 @@ struct sroce_fault {
 	struct timer_list timer;
 	bool dead;
 	bool resp_hold;
+	atomic_t tx_drop_next;
 	struct dentry *dir;
 };
 

@@ -40,8 +40,28 @@
  * every round trip. Consecutive timeouts double the wait (the local ACK
  * timeout is a minimum). On UC and UD a WQE is finished when its last
  * packet is sent.
+ *
+ * Tail loss: a sequence NAK reports a lost packet only when a later one
+ * arrives. When the last packets before a pause are lost (the end of a
+ * burst that overflowed a link's buffer, or of the last message), nothing
+ * follows them and only the transport timer would notice, a full local
+ * ACK timeout later (67 ms at perftest's default, a second at rdma_cm's).
+ * As TCP's RACK-TLP does (RFC 8985, 7), the timer first fires after a
+ * probe timeout of twice the smoothed round trip (at least two ticks,
+ * measured from AckReq packets sent once, RFC 6298's smoothing): the
+ * requester then sends its oldest unacknowledged packet and its last
+ * packet again, both asking for an acknowledgment (sroce_req_probe() says
+ * what each reveals). A probe is neither a retry nor a loss by itself: it
+ * uses no retry and leaves the window as it is; a sequence NAK it brings
+ * is a loss as any other. One probe per wait; the timer is then armed for
+ * the local ACK timeout. A READ or atomic request is not probed (its
+ * response is the acknowledgment, and a repeated request would be
+ * executed again up to the responder's resources).
  */
 #include <linux/jiffies.h>
+#include <linux/ktime.h>
+#include <linux/math64.h>
+#include <linux/moduleparam.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_user_verbs.h>
 
@@ -65,6 +85,11 @@ static_assert(SROCE_SEND_INLINE == IB_SEND_INLINE);
 
 #define SROCE_REQ_ACK_EVERY	32	/* AckReq at least this often */
 #define SROCE_REQ_BUDGET	64	/* packets per engine run */
+#define SROCE_REQ_MIN_PTO	2	/* jiffies: a probe timeout's least */
+
+static bool sroce_req_tail_probe = true;
+module_param_named(tail_probe, sroce_req_tail_probe, bool, 0644);
+MODULE_PARM_DESC(tail_probe, "RC tail-loss probes: 1 (the default) or 0; read when the transport timer is armed");
 
 /**
  * sroce_req_swqe() - the private copy of the WQE at an SQ index
@@ -432,6 +457,7 @@ static enum ib_wc_status send_packet(struct sroce_qp *qp, struct sroce_swqe *s,
 	op = &sroce_opcodes[opcode];
 	pad = -paylen & 3;
 	ackreq = sroce_qp_is_reliable(qp) && (last || ack_due(qp, psn));
+	ackreq |= req->probing;
 
 	*sent = false;
 	skb = sroce_net_alloc_skb(sdev, av, op->hdr_len + paylen + pad +
@@ -449,6 +475,13 @@ static enum ib_wc_status send_packet(struct sroce_qp *qp, struct sroce_swqe *s,
 	}
 	memset(skb->data + op->hdr_len + paylen, 0, pad);
 
+	/* A round-trip sample from a SEND or WRITE packet sent once. */
+	if (ackreq && !single && !req->rtt_busy &&
+	    sroce_psn_diff(psn, req->tx_high) >= 0) {
+		req->rtt_busy = true;
+		req->rtt_psn = psn;
+		req->rtt_start = ktime_get_ns();
+	}
 	if (single) {
 		req->psn = sroce_psn_add(s->last_psn, 1);
 		req->offset = s->length;
@@ -456,6 +489,8 @@ static enum ib_wc_status send_packet(struct sroce_qp *qp, struct sroce_swqe *s,
 		req->psn = sroce_psn_add(psn, 1);
 		req->offset += paylen;
 	}
+	if (sroce_psn_diff(req->psn, req->tx_high) > 0)
+		req->tx_high = req->psn;
 	if (av == &qp->attr.av)
 		sroce_net_xmit(sdev, &qp->dst_cache, av, qp->src_port, skb);
 	else
@@ -519,11 +554,156 @@ void sroce_req_rewind(struct sroce_qp *qp, u32 psn)
 		sroce_req_seek(qp, i, sroce_psn_diff(psn, s->first_psn) * qp->mtu);
 	}
 	req->psn = psn;
+	/* A sample whose packet is sent again measures nothing (Karn). */
+	if (req->rtt_busy && sroce_psn_diff(psn, req->rtt_psn) <= 0)
+		req->rtt_busy = false;
 	for (; i != req->next; i++) {
 		s = sroce_req_swqe(qp, i);
 		if (s->state == SROCE_SWQE_SENT)
 			s->state = SROCE_SWQE_SENDING;
 	}
+}
+
+/* The outstanding WQE that holds @psn, if any; its SQ index in *@index. */
+static struct sroce_swqe *wqe_of_psn(struct sroce_qp *qp, u32 psn, u32 *index)
+{
+	struct sroce_swqe *s;
+	u32 i;
+
+	for (i = qp->sq.cons; i != qp->req.next; i++) {
+		s = sroce_req_swqe(qp, i);
+		if (s->state == SROCE_SWQE_DONE)
+			continue;
+		if (sroce_psn_diff(psn, s->first_psn) >= 0 &&
+		    sroce_psn_diff(psn, s->last_psn) <= 0) {
+			*index = i;
+			return s;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Send the packet of @psn once more, with AckReq, and leave the
+ * requester where it was. Not for READ and atomic requests (see the top
+ * of this file). Returns true if it went.
+ */
+static bool probe_packet(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_req *req = &qp->req;
+	u32 cur = req->cur, offset = req->offset, next = req->psn;
+	struct sroce_sgl sgl = req->sgl;
+	enum ib_wc_status status;
+	struct sroce_swqe *s;
+	bool sent = false;
+	u32 i;
+
+	s = wqe_of_psn(qp, psn, &i);
+	if (!s || sroce_wr_is_rd_atomic(s->opcode))
+		return false;
+	sroce_req_seek(qp, i, sroce_psn_diff(psn, s->first_psn) * qp->mtu);
+	req->probing = true;
+	status = send_packet(qp, s, &sent);
+	req->probing = false;
+	req->cur = cur;
+	req->offset = offset;
+	req->sgl = sgl;
+	req->psn = next;
+	/* A failure here (an MR gone meanwhile) the next real send meets. */
+	return status == IB_WC_SUCCESS && sent;
+}
+
+/**
+ * sroce_req_probe() - the tail-loss probe: two packets again, with AckReq
+ * @qp: the QP; called by its send engine when the probe timeout fired
+ *
+ * The oldest unacknowledged packet, then the last one sent (one packet
+ * if they are the same). A responder that had both acknowledges again. If
+ * the last ones were lost, the first is a duplicate (acknowledged: what
+ * arrived is done) and the second out of sequence (a sequence NAK: go
+ * back from the first lost). If the responder's sequence NAK was lost, it
+ * drops everything out of sequence without a word until its expected PSN
+ * comes (IBA 9.7.5.1.1): the first probe is that PSN, and the second,
+ * out of sequence again, gets a new NAK. See the top of this file.
+ *
+ * Return: the number of packets sent.
+ */
+int sroce_req_probe(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+	u32 last = sroce_psn_add(req->psn, SROCE_PSN_MASK);	/* psn - 1 */
+	int n = 0;
+
+	if (req->psn == req->unacked_psn || req->rnr_wait)
+		return 0;
+	n += probe_packet(qp, req->unacked_psn);
+	if (last != req->unacked_psn)
+		n += probe_packet(qp, last);
+	return n;
+}
+
+/**
+ * sroce_req_rtt_sample() - the packets before a PSN are acknowledged
+ * @qp: the QP; called by its send engine
+ * @psn: the first PSN not acknowledged
+ *
+ * Ends the round-trip sample running, if it covers its packet, and
+ * smooths it into srtt_us (RFC 6298, 2: an eighth of each new sample).
+ */
+void sroce_req_rtt_sample(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_req *req = &qp->req;
+	u64 us;
+
+	if (!req->rtt_busy || sroce_psn_diff(psn, req->rtt_psn) <= 0)
+		return;
+	req->rtt_busy = false;
+	us = div_u64(ktime_get_ns() - req->rtt_start, NSEC_PER_USEC);
+	us = clamp_t(u64, us, 1, U32_MAX / 8);
+	if (!req->srtt_us)
+		req->srtt_us = us;
+	else
+		req->srtt_us = req->srtt_us - (req->srtt_us >> 3) + (us >> 3);
+	req->srtt_us = max(req->srtt_us, 1U);
+}
+
+/*
+ * The probe timeout (RFC 8985, 7.2): twice the smoothed round trip, half
+ * the local ACK timeout before the first sample, at least
+ * SROCE_REQ_MIN_PTO; 0 when it would not come well before the transport
+ * timer (then there is no probe).
+ */
+static unsigned long probe_timeout(struct sroce_req *req)
+{
+	unsigned long pto;
+
+	if (req->probed || req->backoff || !req->timeout ||
+	    !READ_ONCE(sroce_req_tail_probe))
+		return 0;
+	pto = req->srtt_us ? usecs_to_jiffies(2 * req->srtt_us) :
+			     req->timeout / 2;
+	pto = max_t(unsigned long, pto, SROCE_REQ_MIN_PTO);
+	return 2 * pto <= req->timeout ? pto : 0;
+}
+
+/**
+ * sroce_req_arm() - (re)start the transport timer from now
+ * @qp: the QP; called by its send engine, with packets outstanding
+ *
+ * For the probe timeout while the probe of this wait has not gone, else
+ * for the local ACK timeout, doubled for each timeout in a row. Nothing
+ * when the timeout is infinite.
+ */
+void sroce_req_arm(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+	unsigned long pto = probe_timeout(req);
+
+	if (!req->timeout)
+		return;
+	req->probe_armed = pto != 0;
+	mod_timer(&req->retrans_timer,
+		  jiffies + (pto ?: req->timeout << req->backoff));
 }
 
 /* Bind a window, invalidate a key, or register a fast-registration MR. */
@@ -647,10 +827,9 @@ static void arm_timer(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
 
-	if (req->timeout && req->next_psn != req->unacked_psn &&
+	if (req->next_psn != req->unacked_psn &&
 	    !timer_pending(&req->retrans_timer))
-		mod_timer(&req->retrans_timer,
-			  jiffies + (req->timeout << req->backoff));
+		sroce_req_arm(qp);
 }
 
 /*
@@ -837,6 +1016,19 @@ void sroce_req_cleanup(struct sroce_qp *qp)
 	kvfree(qp->req.swqe);
 }
 
+/* A new connection: no probe, no round-trip sample; @psn is the first. */
+static void probe_reset(struct sroce_req *req, u32 psn)
+{
+	req->tx_high = psn;
+	req->probed = false;
+	req->probe_armed = false;
+	req->probing = false;
+	req->rtt_busy = false;
+	req->rtt_psn = 0;
+	req->rtt_start = 0;
+	req->srtt_us = 0;
+}
+
 /* A new connection's congestion window: full, nothing of a past loss. */
 static void window_reset(struct sroce_req *req)
 {
@@ -868,6 +1060,7 @@ void sroce_req_reset(struct sroce_qp *qp)
 	req->rnr_wait = false;
 	req->backoff = 0;
 	window_reset(req);
+	probe_reset(req, 0);
 	clear_bit(SROCE_QP_EV_TIMEOUT, &qp->events);
 	clear_bit(SROCE_QP_EV_RNR, &qp->events);
 }
@@ -902,6 +1095,7 @@ void sroce_req_start(struct sroce_qp *qp)
 	req->timeout = timeout_jiffies(qp->attr.timeout);
 	req->backoff = 0;
 	window_reset(req);
+	probe_reset(req, req->psn);
 }
 
 /**

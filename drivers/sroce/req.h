@@ -117,6 +117,15 @@ struct sroce_swqe {
  *	      start), from it by one packet a window (congestion avoidance)
  * @cwnd_acked: packets acknowledged towards @cwnd's next step above
  *		@ssthresh
+ * @tx_high: one past the highest PSN sent so far (a packet below it is a
+ *	     resend)
+ * @probed: the tail-loss probe of this wait for an acknowledgment went
+ * @probe_armed: the transport timer runs for the probe timeout
+ * @probing: the packet being sent is a probe (AckReq set)
+ * @rtt_busy: a round-trip sample is running, from the packet @rtt_psn
+ * @rtt_psn: a packet sent once, with AckReq, at @rtt_start (ns)
+ * @rtt_start: see @rtt_psn
+ * @srtt_us: smoothed round-trip time in microseconds; 0: no sample yet
  *
  * Everything but the timers and @resp_pkts belongs to @task: only the
  * running engine touches it (see task.c).
@@ -146,6 +155,14 @@ struct sroce_req {
 	u32 cwnd;
 	u32 ssthresh;
 	u32 cwnd_acked;
+	u32 tx_high;
+	bool probed;
+	bool probe_armed;
+	bool probing;
+	bool rtt_busy;
+	u32 rtt_psn;
+	u64 rtt_start;
+	u32 srtt_us;
 };
 
 /**
@@ -171,6 +188,9 @@ void sroce_req_cleanup(struct sroce_qp *qp);
 void sroce_req_stop(struct sroce_qp *qp);
 void sroce_req_reset(struct sroce_qp *qp);
 void sroce_req_rewind(struct sroce_qp *qp, u32 psn);
+int sroce_req_probe(struct sroce_qp *qp);
+void sroce_req_rtt_sample(struct sroce_qp *qp, u32 psn);
+void sroce_req_arm(struct sroce_qp *qp);
 void sroce_req_ring_corrupt(struct sroce_qp *qp);
 void sroce_req_update(struct sroce_qp *qp, int mask);
 void sroce_req_seek(struct sroce_qp *qp, u32 index, u32 offset);

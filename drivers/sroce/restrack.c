@@ -77,7 +77,8 @@ static int fill_qp(struct sk_buff *msg, void *obj)
 	    rdma_nl_put_driver_u32(msg, "rnr_retry_left",
 				   READ_ONCE(req->rnr_left)) ||
 	    rdma_nl_put_driver_u32(msg, "cwnd", READ_ONCE(req->cwnd)) ||
-	    rdma_nl_put_driver_u32(msg, "ssthresh", READ_ONCE(req->ssthresh)))
+	    rdma_nl_put_driver_u32(msg, "ssthresh", READ_ONCE(req->ssthresh)) ||
+	    rdma_nl_put_driver_u32(msg, "srtt_us", READ_ONCE(req->srtt_us)))
 		return -EMSGSIZE;
 	return 0;
 }

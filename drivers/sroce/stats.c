@@ -34,6 +34,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	[SROCE_STAT_RNR_NAKS_SENT].name = "rnr_naks_sent",
 	[SROCE_STAT_NAKS_SENT].name = "naks_sent",
 	[SROCE_STAT_DUP_REQUESTS].name = "dup_requests",
+	[SROCE_STAT_TAIL_PROBES].name = "tail_probes",
 };
 
 static_assert(ARRAY_SIZE(sroce_stat_descs) == SROCE_NUM_STATS);

@@ -38,6 +38,8 @@
  * @SROCE_STAT_RNR_NAKS_SENT: RNR NAKs sent
  * @SROCE_STAT_NAKS_SENT: other NAKs sent (invalid request, access error...)
  * @SROCE_STAT_DUP_REQUESTS: duplicate requests received
+ * @SROCE_STAT_TAIL_PROBES: requester's tail-loss probes (its last packet
+ *	sent again when no acknowledgment came for twice the round trip)
  * @SROCE_NUM_STATS: number of counters
  */
 enum sroce_stat {
@@ -65,6 +67,7 @@ enum sroce_stat {
 	SROCE_STAT_RNR_NAKS_SENT,
 	SROCE_STAT_NAKS_SENT,
 	SROCE_STAT_DUP_REQUESTS,
+	SROCE_STAT_TAIL_PROBES,
 	SROCE_NUM_STATS,
 };
 
