@@ -11,9 +11,11 @@
 #      ways, every byte checked; see userspace/tools/sroce-stress.c)
 #
 # SROCE_STRESS_CYCLES (default 10; a cycle costs about 9 s on Debian's
-# kernels, more on the debug kernel) sets the amount of work:
+# kernels, about 40 s on the debug kernel) and SROCE_STRESS_EVENTS
+# (default 10 x CYCLES; an event costs about 0.2 s) set the amount of
+# work:
 #
-#   1. Churn: one sroce-stress run with 10 x CYCLES events, one every
+#   1. Churn: one sroce-stress run with EVENTS events, one every
 #      150 ms on a random pair, under its traffic: the responder's or the
 #      requester's QP destroyed (receive and send engines running), the
 #      target or source MR deregistered, the window invalidated or
@@ -52,6 +54,8 @@ set -e
 
 cycles=${SROCE_STRESS_CYCLES:-10}
 [[ $cycles =~ ^[1-9][0-9]*$ ]] || fail "SROCE_STRESS_CYCLES must be a positive number"
+events=${SROCE_STRESS_EVENTS:-$((10 * cycles))}
+[[ $events =~ ^[1-9][0-9]*$ ]] || fail "SROCE_STRESS_EVENTS must be a positive number"
 tmp=
 stress=
 
@@ -198,7 +202,7 @@ strike() {
 }
 
 seed=${SROCE_STRESS_SEED:-$(((RANDOM << 15) | RANDOM))}
-log "cycles=$cycles seed=$seed"
+log "cycles=$cycles events=$events seed=$seed"
 
 # 1. Churn under traffic.
 topo_up
@@ -206,7 +210,7 @@ gids
 base_a=$(resources sroce_a)
 base_b=$(resources sroce_b)
 t0=$SECONDS
-stress "$tmp/churn" --events "$((10 * cycles))" --seed "$seed"
+stress "$tmp/churn" --events "$events" --seed "$seed"
 status=0
 wait "$stress" || status=$?
 stress=
