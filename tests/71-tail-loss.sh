@@ -12,13 +12,14 @@
 # 1500) one at a time and checks every byte of each. tx_drop_next (fault
 # injection, debugfs) drops exactly the next N packets a device sends:
 #
-#   tail:  sroce_a loses the whole first message (4 packets). No packet
-#          follows, so the responder cannot tell the requester by a
-#          sequence NAK.
-#   nak:   sroce_a loses the first packet of the first message; the
-#          responder's sequence NAK for it (sroce_b's first packet) is
-#          lost too. The responder now drops everything out of sequence
-#          without a word until the lost packet comes (IBA 9.7.5.1.1).
+#   single: sroce_a loses the first message of 1 KiB (one packet).
+#   tail:   sroce_a loses the whole first message (4 packets). No packet
+#           follows, so the responder cannot tell the requester by a
+#           sequence NAK.
+#   nak:    sroce_a loses the first packet of the first message; the
+#           responder's sequence NAK for it (sroce_b's first packet) is
+#           lost too. The responder now drops everything out of sequence
+#           without a word until the lost packet comes (IBA 9.7.5.1.1).
 #
 # Each case runs twice: with tail_probe=1 (the module's default), the
 # message must arrive with no transport timeout and at least one probe;
@@ -26,6 +27,11 @@
 # timeout (proving that the case is one only the timer or a probe can
 # find). Every run must end well with its data checked, the injected
 # drops must be exactly those asked for, and the kernel must not complain.
+#
+#   read:   ib_read_bw, sroce_a loses its first READ request: no probe
+#           while a READ is outstanding (a repeated READ request would be
+#           executed again), so the transport timer finds it, with
+#           tail_probe=1.
 # timeout: 300
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -66,14 +72,15 @@ gb=$(gid_index sroce_b 192.0.2.2)
 
 # run CASE PROBE: one pingpong run with CASE's loss; checks as above.
 run() {
-	local case=$1 probe=$2 t0 p0 ha0 hb0 t p ha hb drop_a drop_b
+	local case=$1 probe=$2 t0 p0 ha0 hb0 t p ha hb drop_a drop_b size=4096
 
 	case $case in
+	single) drop_a=1 drop_b=0 size=1024 ;;
 	tail) drop_a=4 drop_b=0 ;;
 	nak) drop_a=1 drop_b=1 ;;
 	esac
 	echo "$probe" >"$param"
-	nb timeout "$(scaled 60)" ibv_rc_pingpong -d sroce_b -g "$gb" -m 1024 -s 4096 \
+	nb timeout "$(scaled 60)" ibv_rc_pingpong -d sroce_b -g "$gb" -m 1024 -s "$size" \
 		-n 5 --chk >"$tmp/s" 2>&1 &
 	spid=$!
 	wait_server 10 "$spid" tcp_listening ||
@@ -84,7 +91,7 @@ run() {
 	hb0=$(hits sroce_b)
 	echo "$drop_a" >"$dbg/sroce_a/tx_drop_next"
 	echo "$drop_b" >"$dbg/sroce_b/tx_drop_next"
-	na timeout "$(scaled 60)" ibv_rc_pingpong -d sroce_a -g "$ga" -m 1024 -s 4096 \
+	na timeout "$(scaled 60)" ibv_rc_pingpong -d sroce_a -g "$ga" -m 1024 -s "$size" \
 		-n 5 --chk 192.0.2.2 >"$tmp/c" 2>&1 ||
 		fail "$case, tail_probe=$probe: ibv_rc_pingpong client: $(cat "$tmp/c")"
 	wait "$spid" || fail "$case, tail_probe=$probe: ibv_rc_pingpong server: $(cat "$tmp/s")"
@@ -107,9 +114,31 @@ run() {
 	fi
 }
 
-for case in tail nak; do
+for case in single tail nak; do
 	run "$case" 1
 	run "$case" 0
 done
+
+# READ: its request lost, no probe; the timer resends it.
+echo 1 >"$param"
+nb timeout "$(scaled 60)" ib_read_bw -d sroce_b -x "$gb" -s 1024 -n 5 -F \
+	>"$tmp/s" 2>&1 &
+spid=$!
+wait_server 10 "$spid" tcp_listening || fail "ib_read_bw server: $(cat "$tmp/s")"
+t0=$(counter sroce_a timeouts)
+p0=$(counter sroce_a tail_probes)
+ha0=$(hits sroce_a)
+echo 1 >"$dbg/sroce_a/tx_drop_next"
+na timeout "$(scaled 60)" ib_read_bw -d sroce_a -x "$ga" -s 1024 -n 5 -F 192.0.2.2 \
+	>"$tmp/c" 2>&1 || fail "read: ib_read_bw client: $(cat "$tmp/c")"
+wait "$spid" || fail "read: ib_read_bw server: $(cat "$tmp/s")"
+spid=
+t=$(($(counter sroce_a timeouts) - t0))
+p=$(($(counter sroce_a tail_probes) - p0))
+ha=$(($(hits sroce_a) - ha0))
+log "read, tail_probe=1: $ha packet dropped, $t timeouts, $p probe packets"
+((ha == 1)) || fail "read: dropped $ha packets, not 1"
+((t >= 1)) || fail "read: no timeout: the lost READ request was found otherwise"
+((p == 0)) || fail "read: $p probe packets while a READ was outstanding"
 
 kernel_log_clean || fail "the kernel complained"

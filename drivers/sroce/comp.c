@@ -539,14 +539,25 @@ static void handle_timeout(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
 
+	/* Armed again since it fired (progress meanwhile): nothing to do. */
+	if (timer_pending(&req->retrans_timer))
+		return;
 	if (req->rnr_wait || req->next_psn == req->unacked_psn)
 		return;
 	if (req->probe_armed) {
-		/* The probe timeout: probe, then wait the local ACK timeout. */
+		/* The probe timeout runs from the last new packet sent. */
+		if (time_before(jiffies, req->tx_jiffies + req->pto)) {
+			mod_timer(&req->retrans_timer,
+				  req->tx_jiffies + req->pto);
+			return;
+		}
+		/* Probe; the local ACK timeout's rest follows. */
+		req->probe_armed = false;
 		req->probed = true;
 		sroce_stats_add(&to_sdev(qp->ibqp.device)->stats,
 				SROCE_STAT_TAIL_PROBES, sroce_req_probe(qp));
-		sroce_req_arm(qp);
+		mod_timer(&req->retrans_timer,
+			  jiffies + req->timeout - req->pto);
 		return;
 	}
 	sroce_stats_add(&to_sdev(qp->ibqp.device)->stats,

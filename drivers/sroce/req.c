@@ -53,10 +53,15 @@
  * packet again, both asking for an acknowledgment (sroce_req_probe() says
  * what each reveals). A probe is neither a retry nor a loss by itself: it
  * uses no retry and leaves the window as it is; a sequence NAK it brings
- * is a loss as any other. One probe per wait; the timer is then armed for
- * the local ACK timeout. A READ or atomic request is not probed (its
- * response is the acknowledgment, and a repeated request would be
- * executed again up to the responder's resources).
+ * is a loss as any other. One probe per wait; the timer then runs for
+ * the rest of the local ACK timeout, so that a probe never delays it. The
+ * probe timeout runs from the last packet sent for the first time (RFC
+ * 8985, 7.2), so a QP still sending new packets is not probed. No probe
+ * while a READ or atomic is outstanding: their requests are not probed
+ * (the response is the acknowledgment, and a repeated request would be
+ * executed again up to the responder's resources), and a peer's ACK of a
+ * probed duplicate could cover a READ whose response is on its way, an
+ * implied NAK (IBA 9.7.5.2.1) that would resend the READ for nothing.
  */
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
@@ -85,7 +90,7 @@ static_assert(SROCE_SEND_INLINE == IB_SEND_INLINE);
 
 #define SROCE_REQ_ACK_EVERY	32	/* AckReq at least this often */
 #define SROCE_REQ_BUDGET	64	/* packets per engine run */
-#define SROCE_REQ_MIN_PTO	2	/* jiffies: a probe timeout's least */
+#define SROCE_REQ_MIN_PTO_MS	10	/* a probe timeout's least */
 
 static bool sroce_req_tail_probe = true;
 module_param_named(tail_probe, sroce_req_tail_probe, bool, 0644);
@@ -475,12 +480,15 @@ static enum ib_wc_status send_packet(struct sroce_qp *qp, struct sroce_swqe *s,
 	}
 	memset(skb->data + op->hdr_len + paylen, 0, pad);
 
-	/* A round-trip sample from a SEND or WRITE packet sent once. */
-	if (ackreq && !single && !req->rtt_busy &&
-	    sroce_psn_diff(psn, req->tx_high) >= 0) {
-		req->rtt_busy = true;
-		req->rtt_psn = psn;
-		req->rtt_start = ktime_get_ns();
+	if (sroce_psn_diff(psn, req->tx_high) >= 0) {
+		/* Sent for the first time: the probe timeout runs from here. */
+		req->tx_jiffies = jiffies;
+		/* A round-trip sample from a SEND or WRITE packet. */
+		if (ackreq && !single && !req->rtt_busy) {
+			req->rtt_busy = true;
+			req->rtt_psn = psn;
+			req->rtt_start = ktime_get_ns();
+		}
 	}
 	if (single) {
 		req->psn = sroce_psn_add(s->last_psn, 1);
@@ -626,6 +634,8 @@ static bool probe_packet(struct sroce_qp *qp, u32 psn)
  * comes (IBA 9.7.5.1.1): the first probe is that PSN, and the second,
  * out of sequence again, gets a new NAK. See the top of this file.
  *
+ * Nothing while a READ or atomic is outstanding (see probe_timeout()).
+ *
  * Return: the number of packets sent.
  */
 int sroce_req_probe(struct sroce_qp *qp)
@@ -634,8 +644,10 @@ int sroce_req_probe(struct sroce_qp *qp)
 	u32 last = sroce_psn_add(req->psn, SROCE_PSN_MASK);	/* psn - 1 */
 	int n = 0;
 
-	if (req->psn == req->unacked_psn || req->rnr_wait)
+	if (req->psn == req->unacked_psn || req->rnr_wait || req->rd_atomic)
 		return 0;
+	/* An ACK a probe brings says nothing of the sample's packet. */
+	req->rtt_busy = false;
 	n += probe_packet(qp, req->unacked_psn);
 	if (last != req->unacked_psn)
 		n += probe_packet(qp, last);
@@ -670,19 +682,22 @@ void sroce_req_rtt_sample(struct sroce_qp *qp, u32 psn)
 /*
  * The probe timeout (RFC 8985, 7.2): twice the smoothed round trip, half
  * the local ACK timeout before the first sample, at least
- * SROCE_REQ_MIN_PTO; 0 when it would not come well before the transport
- * timer (then there is no probe).
+ * SROCE_REQ_MIN_PTO_MS (and two ticks). 0, no probe: when it would not
+ * come well before the transport timer, and while a READ or atomic is
+ * outstanding (their requests are not probed, and a peer's duplicate ACK
+ * could look like an implied NAK for a READ whose response is on its
+ * way).
  */
 static unsigned long probe_timeout(struct sroce_req *req)
 {
 	unsigned long pto;
 
-	if (req->probed || req->backoff || !req->timeout ||
+	if (req->probed || req->backoff || !req->timeout || req->rd_atomic ||
 	    !READ_ONCE(sroce_req_tail_probe))
 		return 0;
 	pto = req->srtt_us ? usecs_to_jiffies(2 * req->srtt_us) :
 			     req->timeout / 2;
-	pto = max_t(unsigned long, pto, SROCE_REQ_MIN_PTO);
+	pto = max3(pto, msecs_to_jiffies(SROCE_REQ_MIN_PTO_MS), 2UL);
 	return 2 * pto <= req->timeout ? pto : 0;
 }
 
@@ -702,6 +717,7 @@ void sroce_req_arm(struct sroce_qp *qp)
 	if (!req->timeout)
 		return;
 	req->probe_armed = pto != 0;
+	req->pto = pto;
 	mod_timer(&req->retrans_timer,
 		  jiffies + (pto ?: req->timeout << req->backoff));
 }
@@ -1022,6 +1038,8 @@ static void probe_reset(struct sroce_req *req, u32 psn)
 	req->tx_high = psn;
 	req->probed = false;
 	req->probe_armed = false;
+	req->pto = 0;
+	req->tx_jiffies = 0;
 	req->probing = false;
 	req->rtt_busy = false;
 	req->rtt_psn = 0;

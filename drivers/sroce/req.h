@@ -120,7 +120,9 @@ struct sroce_swqe {
  * @tx_high: one past the highest PSN sent so far (a packet below it is a
  *	     resend)
  * @probed: the tail-loss probe of this wait for an acknowledgment went
- * @probe_armed: the transport timer runs for the probe timeout
+ * @probe_armed: the transport timer runs for the probe timeout, @pto
+ * @pto: the probe timeout armed, in jiffies
+ * @tx_jiffies: when the last packet sent for the first time went
  * @probing: the packet being sent is a probe (AckReq set)
  * @rtt_busy: a round-trip sample is running, from the packet @rtt_psn
  * @rtt_psn: a packet sent once, with AckReq, at @rtt_start (ns)
@@ -158,6 +160,8 @@ struct sroce_req {
 	u32 tx_high;
 	bool probed;
 	bool probe_armed;
+	unsigned long pto;
+	unsigned long tx_jiffies;
 	bool probing;
 	bool rtt_busy;
 	u32 rtt_psn;
