@@ -84,7 +84,7 @@ traffic_loop() {
 
 	while ((n == 0)) || [[ ! -e $tmp/stop ]]; do
 		n=$((n + 1))
-		na sroce-traffic --server -d sroce_a -g "$gid_a" --timeout 120 \
+		na sroce-traffic --server -d sroce_a -g "$gid_a" --timeout "$(scaled 120)" \
 			>"$tmp/ts" 2>&1 &
 		pid=$!
 		if ! wait_server 10 "$pid" listening; then
@@ -93,7 +93,7 @@ traffic_loop() {
 		fi
 		status=0
 		nb sroce-traffic --client 192.0.2.1 -d sroce_b -g "$gid_b" \
-			--timeout 120 --transport rc --qps 2 --ops 2000 \
+			--timeout "$(scaled 120)" --transport rc --qps 2 --ops 2000 \
 			>"$tmp/tc" 2>&1 || status=$?
 		wait "$pid" || status=$((status | $?))
 		if ((status)) || ! grep -q 'OK .* mismatches=0 peer_mismatches=0' "$tmp/tc"; then
