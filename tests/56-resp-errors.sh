@@ -33,6 +33,11 @@
 # module parameter, set to 1024 for it) may wait, the rest must be
 # dropped and counted; released, the responder must answer the READ
 # first, and the QP is destroyed in mid-response, its queue full.
+# Last the requester's side: the peer answers a QP's SENDs with a NAK
+# (invalid request, sequence error) or RNR NAK older than what it had
+# acknowledged, which must change nothing (no completion, nothing
+# counted, the SEND completes once ACKed); a control NAK at the SEND's
+# own PSN must fail it.
 # The table in
 # Documentation/responder-errors.md must be the one the script prints.
 # The kernel must not complain.
@@ -94,4 +99,12 @@ python3 "$SROCE_TOP/tests/lib-resperr.py" --backlog --dev sroce_a \
 sed 's/^/  /' "$SROCE_STATE/backlog"
 echo "$default_backlog" >"$backlog"
 ((status == 0)) || fail "the request queue of a busy QP: $(tail -n 1 "$SROCE_STATE/backlog")"
+# Stale NAKs and RNR NAKs at a requester (IBA 9.7.5.2.2).
+status=0
+python3 "$SROCE_TOP/tests/lib-resperr.py" --stale-nak --dev sroce_a \
+	--gid-index "$(gid_index sroce_a 192.0.2.1)" --ip 192.0.2.1 \
+	--peer-ip 192.0.2.2 --netns b --ifname veth_b --dmac "$dmac" \
+	>"$SROCE_STATE/stale" 2>&1 || status=$?
+sed 's/^/  /' "$SROCE_STATE/stale"
+((status == 0)) || fail "stale answers at a requester: $(tail -n 1 "$SROCE_STATE/stale")"
 kernel_log_clean || fail "the kernel complained"

@@ -6,6 +6,7 @@ tests/lib-resperr.py: the responder's error behaviour, row by row.
     lib-resperr.py --dev DEV --gid-index N --ip IP --peer-ip IP
                    --netns NS --ifname IF --dmac MAC [--only ROW]...
     lib-resperr.py --markdown
+    lib-resperr.py --backlog | --stale-nak  --dev DEV ... (as the first)
 
 Each row of ROWS below is one request a hostile or broken peer may send,
 on one transport (RC, UC, UD, XRC target; with or without an SRQ), and
@@ -25,6 +26,11 @@ namespace NS (which must have no RoCE device: the peer listens on UDP
 port 4791 there), sends the row's packets through IF to MAC and collects
 the answers. Prints one line per row and, last, "N rows, M mismatches";
 exits 1 if any row went otherwise.
+
+--backlog floods a held responder (backlog() below); --stale-nak turns to
+the requester: a target QP's SENDs are answered by the peer with NAKs and
+RNR NAKs older than what it acknowledged, which must change nothing
+(stale_nak() below).
 """
 import argparse
 import ctypes
@@ -925,6 +931,109 @@ def backlog(args, peer, mem):
         t.close()
 
 
+SQ_PSN = 0x200              # the first PSN a target QP sends
+
+
+def aeth_packet(t, psn, syndrome, msn):
+    """An ACKNOWLEDGE (ACK, RNR NAK or NAK) to the target's requester."""
+    return t.packet(P.ACK, ext=struct.pack('!I', syndrome << 24 | msn),
+                    psn=psn, ackreq=False)
+
+
+def post_send(t, wr_id):
+    t.qp.post_send(SendWR(wr_id=wr_id, opcode=e.IBV_WR_SEND, num_sge=1,
+                          sg=[SGE(t.base, 64, t.mr.lkey)],
+                          send_flags=e.IBV_SEND_SIGNALED))
+
+
+def stale_one(args, peer, t, syndrome, stale):
+    """
+    SEND 1 is sent and ACKed; SEND 2 is sent, then the peer answers with
+    syndrome at SEND 1's PSN (stale: older than what it acknowledged) or
+    at SEND 2's (not stale: the control). A stale one must change
+    nothing (no completion, no NAK counted, SEND 2 completes once ACKed);
+    the control must fail SEND 2 with its status.
+    """
+    problems = []
+    peer.drain()
+
+    def sends(timeout):
+        # The SENDs' completions (wr_id 101, 102), not the receive WQEs'
+        # flushes when the QP fails.
+        out = []
+        end = time.monotonic() + timeout
+        while not out and time.monotonic() < end:
+            out = [(w.wr_id - 100, status_name(w.status))
+                   for w in t.poll(1, end - time.monotonic())
+                   if w.wr_id > 100]
+        return out
+
+    for wr_id in (1, 2):
+        psn = SQ_PSN + wr_id - 1
+        post_send(t, 100 + wr_id)
+        got = peer.receive(WAIT, until=lambda g, p=psn: any(
+            r.psn == p for r in g))
+        if not any(r.psn == psn for r in got):
+            return ['SEND %d never reached the peer' % wr_id]
+        if wr_id == 1:
+            peer.send(aeth_packet(t, psn, P.AETH_ACK, 1))
+            wcs = sends(WAIT)
+            if wcs != [(1, 'success')]:
+                return ['SEND 1 ACKed: completions %s' % wcs]
+    c0 = counters(args.dev)
+    peer.send(aeth_packet(t, SQ_PSN if stale else SQ_PSN + 1, syndrome, 1))
+    wcs = sends(3 * WAIT / 4)
+    c1 = counters(args.dev)
+    if not stale:
+        if wcs != [(2, 'rem_inv_req_err')] or t.state() != 'ERR':
+            problems.append('a NAK of SEND 2: completions %s, state %s' %
+                            (wcs, t.state()))
+        return problems
+    if wcs:
+        problems.append('the stale answer completed %s' % wcs)
+    for c in ('seq_naks_rcvd', 'rnr_naks_rcvd'):
+        if c1[c] != c0[c]:
+            problems.append('the stale answer was counted in %s' % c)
+    peer.send(aeth_packet(t, SQ_PSN + 1, P.AETH_ACK, 2))
+    if not wcs:
+        wcs = sends(WAIT)
+        if wcs != [(2, 'success')]:
+            problems.append('SEND 2 ACKed: completions %s' % wcs)
+    if t.state() != 'RTS':
+        problems.append('state %s, not RTS' % t.state())
+    return problems
+
+
+def stale_nak(args, peer, mem):
+    """
+    The requester drops a NAK or RNR NAK older than what it had
+    acknowledged: a duplicated or late one asks for nothing (IBA
+    9.7.5.2.2). The old code resent for a stale sequence NAK, waited
+    for a stale RNR NAK and failed the next SEND with a stale invalid
+    request NAK's status. One line per case; returns the mismatches.
+    """
+    cases = (('nak-inv-req', P.AETH_NAK | P.NAK_INV_REQ, True),
+             ('nak-seq', P.AETH_NAK | P.NAK_SEQ, True),
+             ('rnr-nak', P.AETH_RNR | 1, True),
+             ('control: nak-inv-req of SEND 2', P.AETH_NAK | P.NAK_INV_REQ,
+              False))
+    bad = 0
+    for name, syndrome, stale in cases:
+        mem.fill()
+        t = Target(args, peer, Row('stale', 'rc', None, '', []), mem)
+        try:
+            problems = stale_one(args, peer, t, syndrome, stale)
+        except Exception as ex:         # a case that cannot run fails
+            problems = ['%s: %s' % (type(ex).__name__, ex)]
+        finally:
+            t.close()
+        bad += bool(problems)
+        print('stale %-30s %s' % (name, 'ok' if not problems else
+                                   'MISMATCH: ' + '; '.join(problems)),
+              flush=True)
+    return bad
+
+
 def markdown():
     out = ['| row | transport | the peer sends | answer | receive '
            'completions | QP after | counted in | IBA class |',
@@ -953,6 +1062,7 @@ def main():
     p.add_argument('--only', action='append', default=[])
     p.add_argument('--markdown', action='store_true')
     p.add_argument('--backlog', action='store_true')
+    p.add_argument('--stale-nak', action='store_true')
     args = p.parse_args()
     if args.markdown:
         print(markdown())
@@ -964,6 +1074,10 @@ def main():
         print('backlog: %d SENDs dropped of %d: %s' % (
             dropped, BACKLOG_FLOOD, '; '.join(problems) or 'ok'))
         return 1 if problems else 0
+    if args.stale_nak:
+        bad = stale_nak(args, peer, mem)
+        print('stale answers: %d mismatches' % bad)
+        return 1 if bad else 0
     rows = [r for r in ROWS if not args.only or r.name in args.only]
     bad = 0
     for row in rows:

@@ -383,6 +383,16 @@ static void handle_ack(struct sroce_qp *qp, struct sk_buff *skb)
 	 */
 	if (sroce_psn_diff(psn, req->next_psn) >= 0)
 		return;
+	/*
+	 * A responder NAKs the PSN it expects or the request it refused,
+	 * never one before what it acknowledged already: a NAK or RNR NAK
+	 * older than unacked_psn is a duplicate or a late one (IBA
+	 * 9.7.5.2.2) and asks for nothing. Acting on it would resend what
+	 * arrived, wait for nothing, or fail a later WQE with its status.
+	 */
+	if ((syn & SROCE_AETH_TYPE_MASK) != SROCE_AETH_ACK &&
+	    sroce_psn_diff(psn, req->unacked_psn) < 0)
+		return;
 
 	switch (syn & SROCE_AETH_TYPE_MASK) {
 	case SROCE_AETH_ACK:

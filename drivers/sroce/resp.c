@@ -60,7 +60,8 @@ enum resp_result {
 	RESP_LENGTH,	/* a message longer than its receive WQE's buffers */
 	RESP_ACCESS,	/* R_Key violation (IBA 9.4.1.1, 10.6.3) */
 	RESP_WQE_PROT,	/* the receive WQE names memory the QP may not write */
-	RESP_WQE_BAD,	/* the receive WQE, or its ring, is malformed */
+	RESP_WQE_BAD,	/* the receive WQE is malformed */
+	RESP_RING_BAD,	/* the receive ring's indices are corrupt */
 };
 
 static struct sroce_dev *qp_dev(struct sroce_qp *qp)
@@ -222,6 +223,8 @@ static enum resp_result need_rwqe(struct sroce_qp *qp)
 	ret = take_rwqe(qp);
 	if (ret > 0)
 		return RESP_OK;
+	if (ret == -EOVERFLOW)
+		return RESP_RING_BAD;
 	return ret ? RESP_WQE_BAD : RESP_RNR;
 }
 
@@ -623,11 +626,12 @@ static void advance(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 /**
  * struct resp_error - what an error means (IBA 9.9.3, responder errors)
  * @nak: RC and XRC: the NAK code sent (IBA table 47)
- * @event: RC and XRC: the affiliated asynchronous error raised as the QP
- *	   enters the error state (IBA 11.6.3.1), 0 for none
+ * @event: the affiliated asynchronous error raised as the QP enters the
+ *	   error state (IBA 11.6.3.1), 0 for none: for a peer's error on RC
+ *	   and XRC only, for the QP's own (@local) on every transport
  * @status: the completion status of the receive WQE held, if any
- * @local: the QP's own fault (a malformed receive WQE): the QP enters the
- *	   error state whatever its transport
+ * @local: the QP's own fault (a malformed receive WQE or ring): the QP
+ *	   enters the error state whatever its transport
  * @drop: UC and UD: the counter of the request dropped
  */
 struct resp_error {
@@ -670,6 +674,16 @@ static const struct resp_error resp_errors[] = {
 		.status = IB_WC_LOC_QP_OP_ERR,
 		.local = true,
 	},
+	/*
+	 * A local work queue catastrophic error (IBA 11.6.3.1): no receive
+	 * WQE can be trusted, so none completes; the event says it.
+	 */
+	[RESP_RING_BAD] = {
+		.nak = SROCE_NAK_REM_OP_ERR,
+		.event = IB_EVENT_QP_FATAL,
+		.status = IB_WC_LOC_QP_OP_ERR,
+		.local = true,
+	},
 };
 
 /* Keep the receive WQE held, if any, for the next message: from its start. */
@@ -701,7 +715,8 @@ static void drop_msg(struct sroce_qp *qp)
  * receive WQE held stays for the next message, unless it came from an SRQ,
  * which cannot take it back: it completes in error, the QP going on
  * (class E). A malformed
- * receive WQE is the QP's own fault on every transport (class A).
+ * receive WQE or ring is the QP's own fault on every transport (class A);
+ * a corrupt ring also raises IB_EVENT_QP_FATAL, as the SQ's does.
  */
 static void resp_error(struct sroce_qp *qp, enum resp_result res, u32 psn)
 {
@@ -721,7 +736,7 @@ static void resp_error(struct sroce_qp *qp, enum resp_result res, u32 psn)
 		}
 		fail_rwqe(qp, e->status);
 		if (sroce_qp_fail(qp, e->status) && e->event &&
-		    sroce_qp_is_reliable(qp))
+		    (sroce_qp_is_reliable(qp) || e->local))
 			sroce_qp_event(qp, e->event);
 		return;
 	}

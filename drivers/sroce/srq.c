@@ -304,7 +304,9 @@ static void srq_event(struct sroce_srq *srq, enum ib_event_type type)
  * @rwqe: where to copy and check it
  *
  * When the WQEs left fall below an armed limit, the limit is disarmed and
- * IB_EVENT_SRQ_LIMIT_REACHED raised (IBA 10.2.9.4).
+ * IB_EVENT_SRQ_LIMIT_REACHED raised (IBA 10.2.9.4). The first time the
+ * ring's indices are found corrupt, IB_EVENT_SRQ_ERR is raised (an SRQ
+ * catastrophic error, IBA 11.6.3.1); each QP that meets it fails.
  *
  * A malformed WQE (more SGEs than the SRQ holds) is taken all the same,
  * with no SGE, for the QP to complete in error: left at the head, it would
@@ -318,7 +320,7 @@ static void srq_event(struct sroce_srq *srq, enum ib_event_type type)
 int sroce_srq_take(struct sroce_srq *srq, struct sroce_rwqe *rwqe)
 {
 	const struct sroce_recv_wqe *w;
-	bool limit = false;
+	bool limit = false, broken = false;
 	unsigned long flags;
 	int ret = 1;
 	u32 count;
@@ -327,6 +329,8 @@ int sroce_srq_take(struct sroce_srq *srq, struct sroce_rwqe *rwqe)
 	w = sroce_queue_head(&srq->rq);
 	if (IS_ERR_OR_NULL(w)) {
 		ret = w ? -EOVERFLOW : 0;
+		broken = w && !srq->broken;
+		srq->broken |= broken;
 		goto out;
 	}
 	rwqe->wr_id = READ_ONCE(w->wr_id);
@@ -346,6 +350,8 @@ out:
 	spin_unlock_irqrestore(&srq->lock, flags);
 	if (limit)
 		srq_event(srq, IB_EVENT_SRQ_LIMIT_REACHED);
+	if (broken)
+		srq_event(srq, IB_EVENT_SRQ_ERR);
 	return ret;
 }
 

@@ -14,13 +14,14 @@ struct sroce_rwqe;
 /**
  * struct sroce_srq - a shared receive queue
  * @ibsrq: the RDMA core's SRQ
- * @lock: the kernel's side of @rq, and @limit
+ * @lock: the kernel's side of @rq, @limit and @broken
  * @rq: the receive ring
  * @srq_num: number in the device's SRQ table
  * @max_wr: capacity reported to the consumer
  * @max_sge: scatter entries per WR reported to the consumer
  * @limit: armed limit (IBA 10.2.9.4), 0 when not armed
  * @user: the ring is shared with a process
+ * @broken: the process broke the ring's indices; IB_EVENT_SRQ_ERR raised
  * @ref: one reference while the SRQ is in the device's table, one per
  *       lookup by an XRC target QP in progress
  * @released: completed when @ref drops to zero
@@ -34,6 +35,7 @@ struct sroce_srq {
 	u32 max_sge;
 	u32 limit;
 	bool user;
+	bool broken;
 	refcount_t ref;
 	struct completion released;
 };

@@ -102,8 +102,10 @@
  *                     put back where libsroce has it: the kernel's
  *                     consumer is now a lap ahead and F must end in ERR
  *                     and say so (there is nothing it can flush)
- *   rq-producer-past  RQ producer + slots + 1, P sends: the same
- *   srq-producer-past the same on an SRQ
+ *   rq-producer-past  RQ producer + slots + 1, P sends: the same, and
+ *                     the evidence includes IBV_EVENT_QP_FATAL (a local
+ *                     work queue catastrophic error, IBA 11.6.3.1)
+ *   srq-producer-past the same on an SRQ, and IBV_EVENT_SRQ_ERR too
  *   rq-wqe-sge        a posted receive's num_sge set to 1000, P sends: F
  *                     in ERR with evidence
  *   cq-consumer-back  CQ consumer moved back by the ring's size (the CQ
@@ -1058,6 +1060,7 @@ static struct {
  * @err_cqes, @first_err: error completions of F's work requests
  * @db_errnos, @last_errno: doorbells of F that failed
  * @err_events, @last_event: error events for F, its CQ or SRQ
+ * @qp_fatal, @srq_err: how many of them were QP_FATAL (F) and SRQ_ERR
  * @probe_*: the probe in flight: its wr_id, bytes, and what became of it
  * @ring_ops, @doorbells, @steps: what this sequence did
  */
@@ -1080,6 +1083,7 @@ struct fpair {
 	int last_errno;
 	unsigned int err_events;
 	const char *last_event;
+	unsigned int qp_fatal, srq_err;
 	uint64_t probe_id;
 	uint32_t probe_len;
 	uint8_t probe[PROBE_MAX];
@@ -1165,6 +1169,8 @@ static void drain_events(struct fpair *fp)
 			if (mine && err) {
 				fp->err_events++;
 				fp->last_event = tool_event_name(t);
+				fp->qp_fatal += t == IBV_EVENT_QP_FATAL;
+				fp->srq_err += t == IBV_EVENT_SRQ_ERR;
 			}
 			ibv_ack_async_event(&ev);
 		}
@@ -2684,6 +2690,7 @@ static void reset_round(struct fpair *fp)
 	fp->probe_id = 0;
 	fp->probe_done = fp->probe_arrived = false;
 	fp->err_cqes = fp->db_errnos = fp->err_events = 0;
+	fp->qp_fatal = fp->srq_err = 0;
 	fp->sq.moved = fp->rq.moved = fp->cqr.moved = false;
 	fp->ring_ops = fp->doorbells = fp->steps = 0;
 }
@@ -3025,6 +3032,13 @@ static void rq_bad(bool srq, bool sge)
 	poll_for(&fp, 300);
 	restore_indices(&fp);
 	expect_err(&fp);
+	if (!sge) {
+		poll_for(&fp, 100);
+		check("F raised QP_FATAL", "yes", fp.qp_fatal ? "yes" : "no");
+		if (srq)
+			check("F's SRQ raised SRQ_ERR", "yes",
+			      fp.srq_err ? "yes" : "no");
+	}
 	case_end(&fp);
 }
 
