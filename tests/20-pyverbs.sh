@@ -71,7 +71,7 @@ run_suite() {
 	shift 3
 	log "=== pyverbs on $dev ($name)"
 	set +e
-	"$@" python3 "$runner" run --test-timeout 90 --module-timeout 300 \
+	"$@" python3 "$runner" run --test-timeout "$(scaled 90)" --module-timeout "$(scaled 300)" \
 		--json "$tmp/$name.json" "$tmp/tests" "$dev" 1 "$gid" \
 		2>"$tmp/$name.err" | sed -u "s/^/$name: /"
 	status=${PIPESTATUS[0]}

@@ -43,7 +43,7 @@ pingpong() {
 		sed 's/^/  server: /' "$tmp/a"
 		fail "$what: the server exited before it listened"
 	fi
-	nb timeout 120 "$prog" -d sroce_b -g "$gid_b" -s "$size" -n "$iters" -c "$@" \
+	nb timeout "$(scaled 120)" "$prog" -d sroce_b -g "$gid_b" -s "$size" -n "$iters" -c "$@" \
 		192.0.2.1 >"$tmp/b" 2>&1 || status=$?
 	if ((status)); then
 		kill "$pid" 2>/dev/null || true

@@ -99,13 +99,13 @@ pair() {
 		cargs+=("$(subst "$c" "$arg")")
 	done
 	status_s=0 status_c=0
-	on "$s" timeout 120 "${sargs[@]}" >"$tmp/s" 2>&1 &
+	on "$s" timeout "$(scaled 120)" "${sargs[@]}" >"$tmp/s" 2>&1 &
 	pid=$!
 	if ! wait_server 10 "$pid" "$ready" "$s" "$port"; then
 		sed "s/^/  server ($s): /" "$tmp/s"
 		fail "${sargs[*]}: the server ($s) exited before it listened"
 	fi
-	on "$c" timeout 120 "${cargs[@]}" >"$tmp/c" 2>&1 || status_c=$?
+	on "$c" timeout "$(scaled 120)" "${cargs[@]}" >"$tmp/c" 2>&1 || status_c=$?
 	wait "$pid" || status_s=$?
 }
 

@@ -40,7 +40,7 @@ xsrq() {
 		fail "$what: the server exited before it listened"
 	fi
 	for c in 1 2; do
-		nb timeout 120 ibv_xsrq_pingpong -d sroce_b -g "$gid_b" -n 50 \
+		nb timeout "$(scaled 120)" ibv_xsrq_pingpong -d sroce_b -g "$gid_b" -n 50 \
 			"$@" 192.0.2.1 >"$tmp/c$c" 2>&1 &
 		cpid[c]=$!
 	done

@@ -34,7 +34,7 @@ joined() {
 mckey() {
 	local group=$1 mac=$2 saddr=$3 raddr=$4 pid status=0 t0=$SECONDS
 
-	nb timeout 60 stdbuf -oL mckey -m "$group" -b "$raddr" -C 100 -S 1024 \
+	nb timeout "$(scaled 60)" stdbuf -oL mckey -m "$group" -b "$raddr" -C 100 -S 1024 \
 		>"$tmp/r" 2>&1 &
 	pid=$!
 	if ! wait_server 20 "$pid" joined; then
@@ -43,7 +43,7 @@ mckey() {
 	fi
 	nb ip maddr show dev veth_b | grep -q "link  $mac" ||
 		fail "mckey $group: joined, but veth_b does not accept $mac"
-	na timeout 60 stdbuf -oL mckey -m "$group" -b "$saddr" -s -C 100 -S 1024 \
+	na timeout "$(scaled 60)" stdbuf -oL mckey -m "$group" -b "$saddr" -s -C 100 -S 1024 \
 		>"$tmp/s" 2>&1 || status=$?
 	wait "$pid" || status=$?
 	if ((status)) ||

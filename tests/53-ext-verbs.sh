@@ -51,8 +51,8 @@ gid=$(gid_index sroce_a 192.0.2.1)
 
 log "=== pyverbs on sroce_a: $modules test_sroce_ext"
 # shellcheck disable=SC2086 # one word per module
-na python3 "$SROCE_TOP/tests/lib-pyverbs.py" run --test-timeout 120 \
-	--module-timeout 600 --json "$tmp/pyverbs.json" "$tmp/tests" sroce_a 1 \
+na python3 "$SROCE_TOP/tests/lib-pyverbs.py" run --test-timeout "$(scaled 120)" \
+	--module-timeout "$(scaled 600)" --json "$tmp/pyverbs.json" "$tmp/tests" sroce_a 1 \
 	"$gid" $modules test_sroce_ext >"$tmp/pyverbs" 2>"$tmp/pyverbs.err" ||
 	status=1
 cat "$tmp/pyverbs"

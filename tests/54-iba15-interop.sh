@@ -155,7 +155,7 @@ run() {
 	wait_server 10 "$cap" _cap_ready "$tmp/cap.$req" ||
 		{ cat "$tmp/cap.$req"; fail "lib-rocecap.py did not start"; }
 	rc[$req]=0
-	RDMAV_DRIVERS=$drivers LD_LIBRARY_PATH=$tree/lib timeout 120 \
+	RDMAV_DRIVERS=$drivers LD_LIBRARY_PATH=$tree/lib timeout "$(scaled 120)" \
 		"$tmp/iba15-test" "$req" "${gid[$req]}" "$resp" "${gid[$resp]}" \
 		>"$tmp/out.$req" 2>&1 || rc[$req]=$?
 	sleep 0.5
