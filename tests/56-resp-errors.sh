@@ -37,7 +37,9 @@
 # (invalid request, sequence error) or RNR NAK older than what it had
 # acknowledged, which must change nothing (no completion, nothing
 # counted, the SEND completes once ACKed); a control NAK at the SEND's
-# own PSN must fail it.
+# own PSN must fail it; and a NAK at a READ's own PSN after two of its
+# three responses (how rdma_rxe fails a READ part-way) must fail the
+# READ at once.
 # The table in
 # Documentation/responder-errors.md must be the one the script prints.
 # The kernel must not complain.

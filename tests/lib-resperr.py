@@ -946,6 +946,50 @@ def post_send(t, wr_id):
                           send_flags=e.IBV_SEND_SIGNALED))
 
 
+def send_wcs(t, timeout):
+    """
+    The first completions of work requests with wr_id above 100 (the
+    send queue's here; the receive WQEs' flushes when the QP fails are
+    skipped) within timeout seconds: [(wr_id - 100, status name)].
+    """
+    out = []
+    end = time.monotonic() + timeout
+    while not out and time.monotonic() < end:
+        out = [(w.wr_id - 100, status_name(w.status))
+               for w in t.poll(1, end - time.monotonic())
+               if w.wr_id > 100]
+    return out
+
+
+def read_nak_one(args, peer, t, syndrome, stale):
+    """
+    rdma_rxe's way of failing a READ part-way: a READ of three packets is
+    answered with FIRST and MIDDLE, then a remote access NAK at the READ
+    request's own PSN, before what those responses acknowledged. It is
+    no stale NAK: the READ must complete rem_access_err at once (not
+    after the transport timer's retries) and the QP be in ERR.
+    """
+    peer.drain()
+    wr = SendWR(wr_id=103, opcode=e.IBV_WR_RDMA_READ, num_sge=1,
+                sg=[SGE(t.base, 3 * MTU, t.mr.lkey)],
+                send_flags=e.IBV_SEND_SIGNALED)
+    wr.set_wr_rdma(0x1234, 0x10000)
+    t.qp.post_send(wr)
+    got = peer.receive(WAIT, until=lambda g: any(
+        r.psn == SQ_PSN for r in g))
+    if not any(r.psn == SQ_PSN for r in got):
+        return ['the READ request never reached the peer']
+    peer.send(t.packet(P.READ_RESP_FIRST, ext=struct.pack('!I', 0),
+                       payload=pattern(MTU, 1), psn=SQ_PSN, ackreq=False))
+    peer.send(t.packet(P.READ_RESP_MIDDLE, payload=pattern(MTU, 2),
+                       psn=SQ_PSN + 1, ackreq=False))
+    peer.send(aeth_packet(t, SQ_PSN, syndrome, 1))
+    wcs = send_wcs(t, WAIT)
+    if wcs != [(3, 'rem_access_err')] or t.state() != 'ERR':
+        return ['the READ: completions %s, state %s' % (wcs, t.state())]
+    return []
+
+
 def stale_one(args, peer, t, syndrome, stale):
     """
     SEND 1 is sent and ACKed; SEND 2 is sent, then the peer answers with
@@ -958,15 +1002,7 @@ def stale_one(args, peer, t, syndrome, stale):
     peer.drain()
 
     def sends(timeout):
-        # The SENDs' completions (wr_id 101, 102), not the receive WQEs'
-        # flushes when the QP fails.
-        out = []
-        end = time.monotonic() + timeout
-        while not out and time.monotonic() < end:
-            out = [(w.wr_id - 100, status_name(w.status))
-                   for w in t.poll(1, end - time.monotonic())
-                   if w.wr_id > 100]
-        return out
+        return send_wcs(t, timeout)
 
     for wr_id in (1, 2):
         psn = SQ_PSN + wr_id - 1
@@ -1008,7 +1044,8 @@ def stale_nak(args, peer, mem):
     """
     The requester drops a NAK or RNR NAK older than what it had
     acknowledged: a duplicated or late one asks for nothing (IBA
-    9.7.5.2.2). The old code resent for a stale sequence NAK, waited
+    9.7.5.2.2); but not one inside a READ whose responses came part-way
+    (read_nak_one()). The old code resent for a stale sequence NAK, waited
     for a stale RNR NAK and failed the next SEND with a stale invalid
     request NAK's status. One line per case; returns the mismatches.
     """
@@ -1016,13 +1053,16 @@ def stale_nak(args, peer, mem):
              ('nak-seq', P.AETH_NAK | P.NAK_SEQ, True),
              ('rnr-nak', P.AETH_RNR | 1, True),
              ('control: nak-inv-req of SEND 2', P.AETH_NAK | P.NAK_INV_REQ,
+              False),
+             ('nak-access mid-READ (rdma_rxe)', P.AETH_NAK | P.NAK_ACCESS,
               False))
     bad = 0
     for name, syndrome, stale in cases:
         mem.fill()
         t = Target(args, peer, Row('stale', 'rc', None, '', []), mem)
+        run = read_nak_one if 'READ' in name else stale_one
         try:
-            problems = stale_one(args, peer, t, syndrome, stale)
+            problems = run(args, peer, t, syndrome, stale)
         except Exception as ex:         # a case that cannot run fails
             problems = ['%s: %s' % (type(ex).__name__, ex)]
         finally:

@@ -367,6 +367,27 @@ static enum ib_wc_status nak_status(u8 code)
 	}
 }
 
+/*
+ * A NAK or RNR NAK at @psn, older than unacked_psn: does it ask for
+ * nothing? A responder NAKs the PSN it expects or the request it refused,
+ * never one before what it acknowledged already, so such a NAK is a
+ * duplicate or a late one (IBA 9.7.5.2.2); acting on it would resend what
+ * arrived, wait for nothing, or fail a later WQE with its status. But
+ * unacked_psn stops inside a READ whose first responses came, and a
+ * responder that fails the READ part-way (rdma_rxe: the MR gone, no
+ * memory for a response) NAKs the READ request's own PSN: that one
+ * counts.
+ */
+static bool stale_nak(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_swqe *s;
+	u32 i;
+
+	s = oldest(qp, &i);
+	return !s || s->opcode != IB_UVERBS_WR_RDMA_READ ||
+	       sroce_psn_diff(psn, s->first_psn) < 0;
+}
+
 /* An ACKNOWLEDGE packet: ACK, RNR NAK or NAK (IBA 9.7.5.2.3 to .8). */
 static void handle_ack(struct sroce_qp *qp, struct sk_buff *skb)
 {
@@ -383,15 +404,8 @@ static void handle_ack(struct sroce_qp *qp, struct sk_buff *skb)
 	 */
 	if (sroce_psn_diff(psn, req->next_psn) >= 0)
 		return;
-	/*
-	 * A responder NAKs the PSN it expects or the request it refused,
-	 * never one before what it acknowledged already: a NAK or RNR NAK
-	 * older than unacked_psn is a duplicate or a late one (IBA
-	 * 9.7.5.2.2) and asks for nothing. Acting on it would resend what
-	 * arrived, wait for nothing, or fail a later WQE with its status.
-	 */
 	if ((syn & SROCE_AETH_TYPE_MASK) != SROCE_AETH_ACK &&
-	    sroce_psn_diff(psn, req->unacked_psn) < 0)
+	    sroce_psn_diff(psn, req->unacked_psn) < 0 && stale_nak(qp, psn))
 		return;
 
 	switch (syn & SROCE_AETH_TYPE_MASK) {

@@ -735,8 +735,7 @@ static void resp_error(struct sroce_qp *qp, enum resp_result res, u32 psn)
 			send_ack(qp, SROCE_AETH_NAK | e->nak, psn);
 		}
 		fail_rwqe(qp, e->status);
-		if (sroce_qp_fail(qp, e->status) && e->event &&
-		    (sroce_qp_is_reliable(qp) || e->local))
+		if (sroce_qp_fail(qp, e->status) && e->event)
 			sroce_qp_event(qp, e->event);
 		return;
 	}
