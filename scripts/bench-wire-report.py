@@ -62,6 +62,9 @@ def read_console(path):
                 elif kind == "size" and len(w) == 4 and w[1] in CONFIGS:
                     int(w[2])
                     rows.append(w)
+                elif kind in ("link", "linklat") and len(w) == 4 and \
+                        w[2] in ("r", "s"):
+                    rows.append(w)
             except ValueError:
                 pass
     return rows, info, end
@@ -188,6 +191,18 @@ def main():
                 print(f"| {label} | {unit} | {cell(va)} | {cell(vb)} | {rfmt(r)} |")
     print("\nratio = sroce/rxe for bandwidth, rxe/sroce for latency: > 1 means "
           "sroce is better.")
+    links = {}
+    for r in rows:
+        if r[0] in ("@link", "@linklat"):
+            links.setdefault((r[0], r[2]), []).append(num(r[3]))
+    if links:
+        print("\nThe links, for reference, in the same boots: TCP (iperf3, "
+              "one stream, the kernel's\nown transport) MB/s: link r (rdma_rxe's "
+              f"NICs) {cell(links.get(('@link', 'r'), []))}, link s (sroce's) "
+              f"{cell(links.get(('@link', 's'), []))}; half an ICMP echo's "
+              "round trip\n(the floor of a perftest latency) us: link r "
+              f"{cell(links.get(('@linklat', 'r'), []))}, link s "
+              f"{cell(links.get(('@linklat', 's'), []))}.")
     print("sroce below rdma_rxe: " + (", ".join(losers) if losers else "none"))
 
     print("\n### kernel CPU time per unit of work, two hosts\n")
