@@ -156,8 +156,13 @@ bool sroce_comp_complete(struct sroce_qp *qp)
  * process that keeps posting cannot keep the engine here (the doorbell
  * brings it back), and one that broke the ring's indices gets no more
  * than the WQEs it really posted.
+ *
+ * Return: false when a completion did not fit in the CQ (the WQE it was
+ * for is gone, as on overflow): the engine must not run again for the
+ * rest until something (the doorbell) asks, or a process that keeps its
+ * CQ looking full would keep a CPU here, one WQE a run.
  */
-void sroce_comp_flush(struct sroce_qp *qp)
+bool sroce_comp_flush(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
 	const struct sroce_send_wqe *w;
@@ -176,12 +181,12 @@ void sroce_comp_flush(struct sroce_qp *qp)
 						      IB_WC_WR_FLUSH_ERR;
 		sroce_queue_pop(&qp->sq);	/* before the completion, as above */
 		if (post_send_cqe(qp, s->wr_id, s->opcode, status, 0))
-			return;
+			return false;
 	}
 	req->cur = req->next;
 	req->rd_atomic = 0;
 	if (sroce_queue_count(&qp->sq, &count))
-		return;
+		return true;
 	while (count--) {
 		w = sroce_queue_slot(&qp->sq, qp->sq.cons);
 		wr_id = READ_ONCE(w->wr_id);
@@ -190,8 +195,9 @@ void sroce_comp_flush(struct sroce_qp *qp)
 		req->cur = req->next;
 		sroce_queue_pop(&qp->sq);
 		if (post_send_cqe(qp, wr_id, opcode, IB_WC_WR_FLUSH_ERR, 0))
-			return;
+			return false;
 	}
+	return true;
 }
 
 /* Where a READ or atomic goes on from: the first response not received. */

@@ -212,22 +212,32 @@ static void cq_event(struct sroce_cq *cq, enum ib_event_type type)
  *      are kept
  * @solicited: the completion is for a solicited event (IBA 11.4.2.2)
  *
+ * An overflow is a CQ error (IBA 11.6.3.1): IB_EVENT_CQ_ERR is raised for
+ * the first completion that does not fit, not for each one after it until
+ * one fits again. A process that makes its ring look full (it writes the
+ * consumer index) must not turn each flushed WQE into an event: the RDMA
+ * core queues every event for the process, allocating as it goes.
+ *
  * Context: any; takes @cq->lock with interrupts disabled.
- * Return: 0, or -ENOSPC when the CQ overflowed (IB_EVENT_CQ_ERR raised).
+ * Return: 0, or -ENOSPC when the CQ overflowed.
  */
 int sroce_cq_post(struct sroce_cq *cq, const struct ib_wc *wc, bool solicited)
 {
 	unsigned long flags;
-	bool wake = false;
+	bool wake = false, first;
 	void *slot;
 
 	spin_lock_irqsave(&cq->lock, flags);
 	slot = sroce_queue_tail(&cq->queue);
 	if (IS_ERR_OR_NULL(slot)) {
+		first = !cq->overflowed;
+		cq->overflowed = true;
 		spin_unlock_irqrestore(&cq->lock, flags);
-		cq_event(cq, IB_EVENT_CQ_ERR);
+		if (first)
+			cq_event(cq, IB_EVENT_CQ_ERR);
 		return -ENOSPC;
 	}
+	cq->overflowed = false;
 	if (cq->user)
 		wc_to_cqe(wc, slot);
 	else

@@ -11,11 +11,13 @@
  * struct sroce_cq - a completion queue
  * @ibcq: the RDMA core's CQ
  * @lock: protects @queue (both sides for a kernel CQ, the producer side
- *        for a user CQ) and @notify
+ *        for a user CQ), @notify and @overflowed
  * @queue: the ring: struct sroce_cqe for a user CQ, struct ib_wc for a
  *         kernel CQ
  * @notify: armed event: 0, IB_CQ_SOLICITED or IB_CQ_NEXT_COMP
  * @user: the ring is shared with a process
+ * @overflowed: the last completion found the ring full (IB_EVENT_CQ_ERR
+ *		raised once, until a completion fits again)
  */
 struct sroce_cq {
 	struct ib_cq ibcq;
@@ -23,6 +25,7 @@ struct sroce_cq {
 	struct sroce_queue queue;
 	u8 notify;
 	bool user;
+	bool overflowed;
 };
 
 static inline struct sroce_cq *to_scq(struct ib_cq *ibcq)

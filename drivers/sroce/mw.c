@@ -152,7 +152,14 @@ enum ib_wc_status sroce_mw_bind(struct sroce_qp *qp, const struct sroce_swqe *s)
 	void *entry;
 
 	mr = s->bind_len ? sroce_mr_get(sdev, s->bind_lkey) : NULL;
-	if (mr && !sroce_mr_bind_get(mr)) {
+	/*
+	 * Counted as bound only if it may be (check_bind() looks again): an
+	 * MR of another PD, another process's say, would refuse its owner's
+	 * dereg and rereg with -EBUSY for as long as the count lasts.
+	 */
+	if (mr && (mr->ibmr.pd != qp->ibqp.pd ||
+		   !(READ_ONCE(mr->access) & IB_ACCESS_MW_BIND) ||
+		   !sroce_mr_bind_get(mr))) {
 		sroce_mr_put(mr);
 		mr = NULL;
 	}

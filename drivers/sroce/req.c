@@ -907,9 +907,9 @@ static bool update_wakeup(struct sroce_qp *qp)
 	if (qp->sq.side != SROCE_QUEUE_USER_PRODUCER)
 		return false;
 	/* Only RC waits for acknowledgments; UC and UD are done when sent. */
-	if (req->cur != req->next ||
-	    (!error && sroce_qp_is_reliable(qp) &&
-	     req->next_psn != req->unacked_psn)) {
+	if (!error && (req->cur != req->next ||
+		       (sroce_qp_is_reliable(qp) &&
+			req->next_psn != req->unacked_psn))) {
 		WRITE_ONCE(qp->sq.hdr->flags, 0);
 		return false;
 	}
@@ -932,8 +932,9 @@ static bool req_engine(struct sroce_task *task)
 	}
 	if (state == IB_QPS_ERR || state == IB_QPS_SQE) {
 		skb_queue_purge(&qp->req.resp_pkts);
-		sroce_comp_flush(qp);
-		return update_wakeup(qp);
+		more = sroce_comp_flush(qp);
+		/* The CQ full: the flag says "ring" all the same, no rerun. */
+		return update_wakeup(qp) && more;
 	}
 	more = sroce_comp_run(qp, SROCE_REQ_BUDGET);
 	if (READ_ONCE(qp->state) != IB_QPS_ERR &&

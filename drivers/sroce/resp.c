@@ -770,7 +770,7 @@ static void duplicate(struct sroce_qp *qp, struct sk_buff *skb)
 	struct sroce_resp *resp = &qp->resp;
 	struct sroce_rd_res *res;
 	struct sroce_reth *reth;
-	u64 va;
+	u64 va, end, res_end;
 	u32 len;
 
 	sroce_stats_add(&qp_dev(qp)->stats, SROCE_STAT_DUP_REQUESTS, 1);
@@ -804,7 +804,9 @@ static void duplicate(struct sroce_qp *qp, struct sk_buff *skb)
 	va = be64_to_cpu(reth->va);
 	len = be32_to_cpu(reth->len);
 	if (be32_to_cpu(reth->rkey) != res->rkey || va < res->va ||
-	    va + len > res->va + res->length)
+	    check_add_overflow(va, (u64)len, &end) ||
+	    check_add_overflow(res->va, (u64)res->length, &res_end) ||
+	    end > res_end)
 		return;
 	/* Resumed mid-way, the response goes on with MIDDLE/LAST, as rxe's. */
 	resp->read = (struct sroce_read) {

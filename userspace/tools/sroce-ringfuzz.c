@@ -113,6 +113,11 @@
  *                     evidence, and the CQ works again once its consumer
  *                     index is put back
  *   cq-consumer-past  CQ consumer = producer + 5: the same
+ *   cq-full-flush     F in ERR, its CQ looking full, a ring of WQEs and
+ *                     one doorbell: exactly one CQ_ERR, one WQE taken
+ *                     (no engine flushing a WQE a run by itself); the
+ *                     rest flushed once the CQ has room and the doorbell
+ *                     rings again
  *   opcodes           one WQE of each opcode written into an RC SQ with
  *                     plausible operands: each valid one completes (with
  *                     a status of its own), each invalid one (10 to 13,
@@ -1060,7 +1065,8 @@ static struct {
  * @err_cqes, @first_err: error completions of F's work requests
  * @db_errnos, @last_errno: doorbells of F that failed
  * @err_events, @last_event: error events for F, its CQ or SRQ
- * @qp_fatal, @srq_err: how many of them were QP_FATAL (F) and SRQ_ERR
+ * @qp_fatal, @srq_err, @cq_err: how many of them were QP_FATAL (F),
+ *	SRQ_ERR and CQ_ERR
  * @probe_*: the probe in flight: its wr_id, bytes, and what became of it
  * @ring_ops, @doorbells, @steps: what this sequence did
  */
@@ -1083,7 +1089,7 @@ struct fpair {
 	int last_errno;
 	unsigned int err_events;
 	const char *last_event;
-	unsigned int qp_fatal, srq_err;
+	unsigned int qp_fatal, srq_err, cq_err;
 	uint64_t probe_id;
 	uint32_t probe_len;
 	uint8_t probe[PROBE_MAX];
@@ -1171,6 +1177,7 @@ static void drain_events(struct fpair *fp)
 				fp->last_event = tool_event_name(t);
 				fp->qp_fatal += t == IBV_EVENT_QP_FATAL;
 				fp->srq_err += t == IBV_EVENT_SRQ_ERR;
+				fp->cq_err += t == IBV_EVENT_CQ_ERR;
 			}
 			ibv_ack_async_event(&ev);
 		}
@@ -2690,7 +2697,7 @@ static void reset_round(struct fpair *fp)
 	fp->probe_id = 0;
 	fp->probe_done = fp->probe_arrived = false;
 	fp->err_cqes = fp->db_errnos = fp->err_events = 0;
-	fp->qp_fatal = fp->srq_err = 0;
+	fp->qp_fatal = fp->srq_err = fp->cq_err = 0;
 	fp->sq.moved = fp->rq.moved = fp->cqr.moved = false;
 	fp->ring_ops = fp->doorbells = fp->steps = 0;
 }
@@ -3103,6 +3110,71 @@ static void case_cq_consumer_past(void)
 	cq_bad(true);
 }
 
+/*
+ * F in ERR, its CQ looking full, a ring of WQEs to flush and one doorbell:
+ * the kernel says CQ_ERR once, not once per WQE (the RDMA core queues each
+ * event for the process, allocating as it goes), and does not go on by
+ * itself flushing a WQE a run into the full CQ (a CPU kept busy for as
+ * long as the process keeps the ring full). Once the CQ has room and the
+ * doorbell rings again, the rest are flushed.
+ */
+static void case_cq_full_flush(void)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	uint32_t cons, i, n, flushed = 0;
+	struct ibv_wc wc[64];
+	uint8_t e[4096];
+	struct fpair fp;
+	uint64_t t0;
+	char got[64];
+	int k;
+
+	pair_up(&fp, IBV_QPT_RC, false, &case_params);
+	modify(fp.qp, &a, IBV_QP_STATE, "ERR");
+	poll_for(&fp, 300);		/* the RQ's flushes */
+	fp.cq_err = 0;
+	store_idx(&fp.cqr.hdr->consumer, fp.cqr.shadow - fp.cqr.num);
+	cons = load_idx(&fp.sq.hdr->consumer);
+	n = fp.sq.num;
+	for (i = 0; i < n; i++) {
+		unbind_wqe(&fp, e, TAG_RAW | i);
+		memcpy(slot(&fp.sq, cons + i), e, fp.sq.es);
+	}
+	store_idx(&fp.sq.hdr->producer, cons + n);
+	fp.sq.shadow = cons + n;	/* libsroce's is behind: F is not reused */
+	k = db_send(fp.qp, false);
+	check("doorbell with the CQ full", "0", tool_errname(k));
+	/* No polling of F here: that would put the consumer index back. */
+	t0 = now_ms();
+	while (now_ms() - t0 < 500) {
+		p_poll(&fp);
+		drain_events(&fp);
+		sleep_us(5000);
+	}
+	snprintf(got, sizeof(got), "%u", fp.cq_err);
+	check("CQ_ERR events for one overflow", "1", got);
+	snprintf(got, sizeof(got), "%u",
+		 load_idx(&fp.sq.hdr->consumer) - cons);
+	check("WQEs taken into the full CQ without a doorbell", "1", got);
+	store_idx(&fp.cqr.hdr->consumer, fp.cqr.shadow);
+	k = db_send(fp.qp, false);
+	check("doorbell with room in the CQ", "0", tool_errname(k));
+	t0 = now_ms();
+	while (flushed < n - 1 && now_ms() - t0 < 5000) {
+		k = ibv_poll_cq(fp.cq, 64, wc);
+		for (i = 0; k > 0 && i < (uint32_t)k; i++)
+			flushed += (wc[i].wr_id & TAG_MASK) == TAG_RAW &&
+				   wc[i].status == IBV_WC_WR_FLUSH_ERR;
+		drain_events(&fp);
+		sleep_us(2000);
+	}
+	fp.cqr.shadow = load_idx(&fp.cqr.hdr->consumer);
+	snprintf(got, sizeof(got), "%u", flushed);
+	snprintf((char *)e, 32, "%u", n - 1);
+	check("the rest flushed once the CQ has room", (char *)e, got);
+	case_end(&fp);
+}
+
 /* Plausible operands, valid keys only: for the opcodes case. */
 static void build_sane(struct fpair *fp, uint8_t *e, uint32_t op, uint64_t id)
 {
@@ -3239,6 +3311,7 @@ static const struct {
 	{ "rq-wqe-sge", case_rq_wqe_sge },
 	{ "cq-consumer-back", case_cq_consumer_back },
 	{ "cq-consumer-past", case_cq_consumer_past },
+	{ "cq-full-flush", case_cq_full_flush },
 	{ "opcodes", case_opcodes },
 	{ "random", case_random },
 	/* Last: before the fix it never returns. */
