@@ -182,6 +182,8 @@ def main():
                 r = ratio(med(va), med(vb), higher)
                 if r is not None and r < 1.0:
                     losers.append(f"{label} {path} ({r:.2f})")
+                elif med(vb) is None and med(va) is not None:
+                    losers.append(f"{label} {path} (sroce failed, rxe did not)")
                 w.writerow([kernel, path, name, unit,
                             "" if med(va) is None else med(va),
                             "" if med(vb) is None else med(vb),
@@ -200,7 +202,8 @@ def main():
               "one stream, the kernel's\nown transport) MB/s: link r (rdma_rxe's "
               f"NICs) {cell(links.get(('@link', 'r'), []))}, link s (sroce's) "
               f"{cell(links.get(('@link', 's'), []))}; half an ICMP echo's "
-              "round trip\n(the floor of a perftest latency) us: link r "
+              "round trip\n(ping sleeps for the reply: a process wake-up "
+              "included, no bound for perftest) us: link r "
               f"{cell(links.get(('@linklat', 'r'), []))}, link s "
               f"{cell(links.get(('@linklat', 's'), []))}.")
     print("sroce below rdma_rxe: " + (", ".join(losers) if losers else "none"))
