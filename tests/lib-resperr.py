@@ -1000,10 +1000,6 @@ def stale_one(args, peer, t, syndrome, stale):
     """
     problems = []
     peer.drain()
-
-    def sends(timeout):
-        return send_wcs(t, timeout)
-
     for wr_id in (1, 2):
         psn = SQ_PSN + wr_id - 1
         post_send(t, 100 + wr_id)
@@ -1013,12 +1009,12 @@ def stale_one(args, peer, t, syndrome, stale):
             return ['SEND %d never reached the peer' % wr_id]
         if wr_id == 1:
             peer.send(aeth_packet(t, psn, P.AETH_ACK, 1))
-            wcs = sends(WAIT)
+            wcs = send_wcs(t, WAIT)
             if wcs != [(1, 'success')]:
                 return ['SEND 1 ACKed: completions %s' % wcs]
     c0 = counters(args.dev)
     peer.send(aeth_packet(t, SQ_PSN if stale else SQ_PSN + 1, syndrome, 1))
-    wcs = sends(3 * WAIT / 4)
+    wcs = send_wcs(t, 3 * WAIT / 4)
     c1 = counters(args.dev)
     if not stale:
         if wcs != [(2, 'rem_inv_req_err')] or t.state() != 'ERR':
@@ -1032,7 +1028,7 @@ def stale_one(args, peer, t, syndrome, stale):
             problems.append('the stale answer was counted in %s' % c)
     peer.send(aeth_packet(t, SQ_PSN + 1, P.AETH_ACK, 2))
     if not wcs:
-        wcs = sends(WAIT)
+        wcs = send_wcs(t, WAIT)
         if wcs != [(2, 'success')]:
             problems.append('SEND 2 ACKed: completions %s' % wcs)
     if t.state() != 'RTS':
@@ -1049,18 +1045,17 @@ def stale_nak(args, peer, mem):
     for a stale RNR NAK and failed the next SEND with a stale invalid
     request NAK's status. One line per case; returns the mismatches.
     """
-    cases = (('nak-inv-req', P.AETH_NAK | P.NAK_INV_REQ, True),
-             ('nak-seq', P.AETH_NAK | P.NAK_SEQ, True),
-             ('rnr-nak', P.AETH_RNR | 1, True),
-             ('control: nak-inv-req of SEND 2', P.AETH_NAK | P.NAK_INV_REQ,
-              False),
-             ('nak-access mid-READ (rdma_rxe)', P.AETH_NAK | P.NAK_ACCESS,
-              False))
+    cases = (('nak-inv-req', stale_one, P.AETH_NAK | P.NAK_INV_REQ, True),
+             ('nak-seq', stale_one, P.AETH_NAK | P.NAK_SEQ, True),
+             ('rnr-nak', stale_one, P.AETH_RNR | 1, True),
+             ('control: nak-inv-req of SEND 2', stale_one,
+              P.AETH_NAK | P.NAK_INV_REQ, False),
+             ('nak-access mid-READ (rdma_rxe)', read_nak_one,
+              P.AETH_NAK | P.NAK_ACCESS, False))
     bad = 0
-    for name, syndrome, stale in cases:
+    for name, run, syndrome, stale in cases:
         mem.fill()
         t = Target(args, peer, Row('stale', 'rc', None, '', []), mem)
-        run = read_nak_one if 'READ' in name else stale_one
         try:
             problems = run(args, peer, t, syndrome, stale)
         except Exception as ex:         # a case that cannot run fails

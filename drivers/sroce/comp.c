@@ -374,8 +374,8 @@ static enum ib_wc_status nak_status(u8 code)
 }
 
 /*
- * A NAK or RNR NAK at @psn, older than unacked_psn: does it ask for
- * nothing? A responder NAKs the PSN it expects or the request it refused,
+ * A NAK or RNR NAK at @psn: does it ask for nothing? Only one older than
+ * unacked_psn may. A responder NAKs the PSN it expects or the request it refused,
  * never one before what it acknowledged already, so such a NAK is a
  * duplicate or a late one (IBA 9.7.5.2.2); acting on it would resend what
  * arrived, wait for nothing, or fail a later WQE with its status. But
@@ -389,6 +389,8 @@ static bool stale_nak(struct sroce_qp *qp, u32 psn)
 	struct sroce_swqe *s;
 	u32 i;
 
+	if (sroce_psn_diff(psn, qp->req.unacked_psn) >= 0)
+		return false;
 	s = oldest(qp, &i);
 	return !s || s->opcode != IB_UVERBS_WR_RDMA_READ ||
 	       sroce_psn_diff(psn, s->first_psn) < 0;
@@ -411,7 +413,7 @@ static void handle_ack(struct sroce_qp *qp, struct sk_buff *skb)
 	if (sroce_psn_diff(psn, req->next_psn) >= 0)
 		return;
 	if ((syn & SROCE_AETH_TYPE_MASK) != SROCE_AETH_ACK &&
-	    sroce_psn_diff(psn, req->unacked_psn) < 0 && stale_nak(qp, psn))
+	    stale_nak(qp, psn))
 		return;
 
 	switch (syn & SROCE_AETH_TYPE_MASK) {
