@@ -27,18 +27,22 @@
  * in the same direction has passed it (or, if none comes, the next timer
  * tick); loopback packets are not held.
  *
- * Two knobs for the whole module, in /sys/kernel/debug/sroce/, widen race
- * windows for tests: engines_inline (Y, the default; N runs every engine
- * in its tasklet, never inline in the caller) and error_delay_us (a busy
- * wait, at most 10 ms, in the responder's error path). And one counter,
- * refused_scheds: the requests to run or schedule an engine that were
- * refused because the engine was stopped (task.c), so that a test can
- * tell that it made a dying QP's engine wake the other one.
+ * Three knobs for the whole module, in /sys/kernel/debug/sroce/, widen
+ * race windows for tests: engines_inline (Y, the default; N runs every
+ * engine in its tasklet, never inline in the caller), error_delay_us (a
+ * busy wait, at most 10 ms, in the responder's error path) and
+ * access_delay_us (a busy wait, at most 10 ms, between the check of an
+ * access to a fast-registration MR and its copy, counted in
+ * access_delays). And one counter, refused_scheds: the requests to run or
+ * schedule an engine that were refused because the engine was stopped
+ * (task.c), so that a test can tell that it made a dying QP's engine wake
+ * the other one.
  *
  * Injected faults are counted in hits, not in the device's drop counters:
  * to the transport they look like what the network did.
  */
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/random.h>
 #include <linux/seq_file.h>
 
@@ -69,6 +73,9 @@ static struct dentry *fault_root;
 bool sroce_fault_engines_inline = true;
 /* Microseconds the responder waits in its error path (resp.c). */
 u32 sroce_fault_error_delay_us;
+/* Microseconds an access to a fast-registration MR waits (mem.c). */
+static u32 access_delay_us;
+static atomic_t access_delays = ATOMIC_INIT(0);
 /* Requests to run a stopped engine, refused (task.c). */
 atomic_t sroce_fault_refused_scheds = ATOMIC_INIT(0);
 
@@ -345,6 +352,10 @@ void sroce_fault_module_init(void)
 			    &sroce_fault_engines_inline);
 	debugfs_create_u32("error_delay_us", 0600, fault_root,
 			   &sroce_fault_error_delay_us);
+	debugfs_create_u32("access_delay_us", 0600, fault_root,
+			   &access_delay_us);
+	debugfs_create_atomic_t("access_delays", 0400, fault_root,
+				&access_delays);
 	debugfs_create_atomic_t("refused_scheds", 0400, fault_root,
 				&sroce_fault_refused_scheds);
 }
@@ -357,6 +368,12 @@ void sroce_fault_module_exit(void)
 	debugfs_remove_recursive(fault_root);
 }
 
+/* Busy-wait @us microseconds, at most SROCE_FAULT_MAX_DELAY_US. */
+static void fault_delay(u32 us)
+{
+	udelay(min_t(u32, us, SROCE_FAULT_MAX_DELAY_US));
+}
+
 /**
  * sroce_fault_error_delay() - wait in an error path, if asked to
  *
@@ -364,9 +381,27 @@ void sroce_fault_module_exit(void)
  */
 void sroce_fault_error_delay(void)
 {
-	u32 us = min_t(u32, READ_ONCE(sroce_fault_error_delay_us),
-		       SROCE_FAULT_MAX_DELAY_US);
+	u32 us = READ_ONCE(sroce_fault_error_delay_us);
 
 	if (us)
-		udelay(us);
+		fault_delay(us);
+}
+
+/**
+ * sroce_fault_access_delay() - wait between an access's check and its
+ * copy, if asked to
+ *
+ * Called for fast-registration MRs only (mem.c), whose registration can
+ * change meanwhile.
+ *
+ * Context: any; it busy-waits.
+ */
+void sroce_fault_access_delay(void)
+{
+	u32 us = READ_ONCE(access_delay_us);
+
+	if (likely(!us))
+		return;
+	atomic_inc(&access_delays);
+	fault_delay(us);
 }

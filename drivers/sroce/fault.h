@@ -92,5 +92,6 @@ extern u32 sroce_fault_error_delay_us;
 extern atomic_t sroce_fault_refused_scheds;
 
 void sroce_fault_error_delay(void);
+void sroce_fault_access_delay(void);
 
 #endif /* SROCE_FAULT_H */

@@ -20,6 +20,7 @@
 #include <linux/overflow.h>
 
 #include "device.h"
+#include "fault.h"
 #include "mem.h"
 #include "mr.h"
 #include "mw.h"
@@ -76,6 +77,8 @@ void sroce_mr_put(struct sroce_mr *mr)
  * @iova: first byte
  * @len: bytes
  * @access: the IB_ACCESS_LOCAL_WRITE right, or 0 for a read
+ * @gen: set to the registration the access was checked against, for the
+ *	 copy (sroce_mr_copy_in() and the others)
  *
  * The key and the check are taken under the key table's lock, as for a
  * remote access: an invalidation and a REG_MR (both under that lock) fall
@@ -87,7 +90,8 @@ void sroce_mr_put(struct sroce_mr *mr)
  * Return: the MR, referenced, or NULL when the access is refused.
  */
 struct sroce_mr *sroce_mem_get_local(struct sroce_dev *sdev, struct ib_pd *pd,
-				     u32 lkey, u64 iova, u64 len, int access)
+				     u32 lkey, u64 iova, u64 len, int access,
+				     u32 *gen)
 {
 	struct sroce_mr *mr;
 
@@ -96,6 +100,8 @@ struct sroce_mr *sroce_mem_get_local(struct sroce_dev *sdev, struct ib_pd *pd,
 	if (mr && sroce_mr_check(mr, pd, iova, len, access)) {
 		sroce_mr_put(mr);
 		mr = NULL;
+	} else if (mr) {
+		*gen = mr->reg_gen;
 	}
 	xa_unlock_bh(&sdev->keys);
 	return mr;
@@ -111,6 +117,7 @@ struct sroce_mr *sroce_mem_get_local(struct sroce_dev *sdev, struct ib_pd *pd,
  * @len: bytes; 0 checks the key alone, not a range (a FLUSH of a whole MR)
  * @access: the IB_ACCESS_REMOTE_* or IB_ACCESS_FLUSH_* rights needed
  * @iova: set to the address to access in the returned MR
+ * @gen: set as by sroce_mem_get_local()
  *
  * Context: process or softirq, interrupts enabled (the key table's lock
  * is taken with xa_lock_bh()).
@@ -119,7 +126,8 @@ struct sroce_mr *sroce_mem_get_local(struct sroce_dev *sdev, struct ib_pd *pd,
  */
 struct sroce_mr *sroce_mem_get_remote(struct sroce_dev *sdev,
 				      struct ib_pd *pd, u32 qpn, u32 rkey,
-				      u64 va, u64 len, int access, u64 *iova)
+				      u64 va, u64 len, int access, u64 *iova,
+				      u32 *gen)
 {
 	struct sroce_mr *mr = NULL;
 	void *entry;
@@ -145,6 +153,8 @@ struct sroce_mr *sroce_mem_get_remote(struct sroce_dev *sdev,
 	}
 	*iova = va;
 out:
+	if (mr)
+		*gen = mr->reg_gen;
 	xa_unlock_bh(&sdev->keys);
 	return mr;
 }
@@ -232,22 +242,26 @@ int sroce_mr_check(struct sroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
 
 /*
  * A fast-registration MR's memory, under its reg_lock. The access was
- * checked against the translation current then, but the consumer may
- * invalidate and register the MR anew before the copy (a remote SEND with
- * Invalidate races the peer's own WRITE on another QP, then the consumer
- * registers its next buffer, and frees this one). Invalidation and REG_MR
- * take the same lock, so the translation read here is whole and still
- * valid, and nothing of a translation is touched once its invalidation has
- * returned: the access is checked again against what is registered now,
- * and touches nothing if that is no longer valid or does not cover it.
+ * checked against the registration current then (@gen), but the consumer
+ * may invalidate and register the MR anew before the copy (a remote SEND
+ * with Invalidate races the peer's own WRITE on another QP, then the
+ * consumer registers its next buffer, and frees this one). Invalidation
+ * and REG_MR take the same lock, so the translation read here is whole,
+ * and nothing of a registration is touched once its invalidation has
+ * returned: the access touches nothing unless the registration it was
+ * checked against is still the valid one. Not the range alone: the next
+ * registration may map other memory at the same addresses, or grant
+ * other rights, and an access checked under the old key (an aborted I/O's
+ * late WRITE) must not land in the next I/O's buffer.
  */
-static void *map_fast(struct sroce_mr *mr, u64 iova, u32 len, u32 *chunk)
+static void *map_fast(struct sroce_mr *mr, u32 gen, u64 iova, u32 len,
+		      u32 *chunk)
 {
 	u64 ps, off, end;
 
 	lockdep_assert_held(&mr->reg_lock);
 	*chunk = len;
-	if (!mr->valid || iova < mr->reg_iova ||
+	if (!mr->valid || mr->reg_gen != gen || iova < mr->reg_iova ||
 	    check_add_overflow(iova, (u64)len, &end))
 		return NULL;
 	/* Pages of page_size from the page holding reg_iova on. */
@@ -262,21 +276,24 @@ static void *map_fast(struct sroce_mr *mr, u64 iova, u32 len, u32 *chunk)
 
 /*
  * Map the part of [iova, iova + len) that lies in one page of @mr; the
- * caller has checked the range. Returns the address and sets *chunk, or
- * returns NULL (*chunk set all the same) for a fast-registration MR that
- * was invalidated or registered anew since the check (map_fast()): the
+ * caller has checked the range against registration @gen. Returns the
+ * address and sets *chunk, or returns NULL (*chunk set all the same) for
+ * a fast-registration MR that was invalidated or registered anew since
+ * the check (map_fast()): the
  * access then touches nothing. Every map_chunk() is followed by an
  * unmap_chunk(), NULL or not: a fast-registration MR's reg_lock is held
  * between the two (sparse sees the other types take it too).
  */
-static void *map_chunk(struct sroce_mr *mr, u64 iova, u32 len, u32 *chunk)
+static void *map_chunk(struct sroce_mr *mr, u32 gen, u64 iova, u32 len,
+		       u32 *chunk)
 	__acquires(&mr->reg_lock)
 {
 	u64 off;
 
 	if (mr->type == SROCE_MR_FAST) {
+		sroce_fault_access_delay();
 		spin_lock(&mr->reg_lock);
-		return map_fast(mr, iova, len, chunk);
+		return map_fast(mr, gen, iova, len, chunk);
 	}
 	__acquire(&mr->reg_lock);
 	if (mr->type == SROCE_MR_DMA) {
@@ -303,7 +320,8 @@ static void unmap_chunk(struct sroce_mr *mr, void *addr)
 
 /**
  * sroce_mr_copy_in() - copy packet data into an MR
- * @mr: the MR; the range was checked with sroce_mr_check()
+ * @mr: the MR; the range was checked (sroce_mem_get_remote())
+ * @gen: the registration it was checked against
  * @iova: destination
  * @skb: the packet
  * @off: offset of the data in @skb
@@ -320,14 +338,14 @@ static void unmap_chunk(struct sroce_mr *mr, void *addr)
  * Packets are placed in PSN order, so the message's last byte is the
  * last store of its last packet.
  */
-void sroce_mr_copy_in(struct sroce_mr *mr, u64 iova, const struct sk_buff *skb,
-		      unsigned int off, u32 len)
+void sroce_mr_copy_in(struct sroce_mr *mr, u32 gen, u64 iova,
+		      const struct sk_buff *skb, unsigned int off, u32 len)
 {
 	u32 chunk;
 	void *p;
 
 	while (len) {
-		p = map_chunk(mr, iova, len, &chunk);
+		p = map_chunk(mr, gen, iova, len, &chunk);
 		if (!p) {
 			/* A translation gone since the check: dropped. */
 		} else if (chunk == len) {
@@ -346,18 +364,20 @@ void sroce_mr_copy_in(struct sroce_mr *mr, u64 iova, const struct sk_buff *skb,
 
 /**
  * sroce_mr_copy_out() - copy data out of an MR
- * @mr: the MR; the range was checked with sroce_mr_check()
+ * @mr: the MR; the range was checked (sroce_mem_get_remote())
+ * @gen: the registration it was checked against
  * @iova: source
  * @buf: destination
  * @len: bytes
  */
-void sroce_mr_copy_out(struct sroce_mr *mr, u64 iova, void *buf, u32 len)
+void sroce_mr_copy_out(struct sroce_mr *mr, u32 gen, u64 iova, void *buf,
+		       u32 len)
 {
 	u32 chunk;
 	void *p;
 
 	while (len) {
-		p = map_chunk(mr, iova, len, &chunk);
+		p = map_chunk(mr, gen, iova, len, &chunk);
 		if (p)
 			memcpy(buf, p, chunk);
 		else
@@ -383,6 +403,7 @@ static bool u64_ok(const void *p, u32 chunk)
 /**
  * sroce_mr_atomic() - compare-and-swap or fetch-and-add on an MR
  * @mr: the MR; the range was checked
+ * @gen: the registration it was checked against
  * @iova: the address
  * @cmp_swap: compare and swap, else fetch and add
  * @compare: compare operand
@@ -395,14 +416,14 @@ static bool u64_ok(const void *p, u32 chunk)
  * Return: 0, or -EINVAL when the 8 bytes are not naturally aligned in
  * memory (nothing is accessed then).
  */
-int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool cmp_swap, u64 compare,
-		    u64 swap_add, u64 *orig)
+int sroce_mr_atomic(struct sroce_mr *mr, u32 gen, u64 iova, bool cmp_swap,
+		    u64 compare, u64 swap_add, u64 *orig)
 {
 	int err = -EINVAL;
 	u32 chunk;
 	u64 *p;
 
-	p = map_chunk(mr, iova, sizeof(u64), &chunk);
+	p = map_chunk(mr, gen, iova, sizeof(u64), &chunk);
 	if (u64_ok(p, chunk)) {
 		if (cmp_swap)
 			*orig = cmpxchg64(p, compare, swap_add);
@@ -417,6 +438,7 @@ int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool cmp_swap, u64 compare,
 /**
  * sroce_mr_atomic_write() - the 8-byte store of an ATOMIC WRITE
  * @mr: the MR; the range was checked
+ * @gen: the registration it was checked against
  * @iova: the address
  * @val: the bytes to store, in memory order
  *
@@ -424,13 +446,13 @@ int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool cmp_swap, u64 compare,
  *
  * Return: 0, or -EINVAL as sroce_mr_atomic().
  */
-int sroce_mr_atomic_write(struct sroce_mr *mr, u64 iova, u64 val)
+int sroce_mr_atomic_write(struct sroce_mr *mr, u32 gen, u64 iova, u64 val)
 {
 	int err = -EINVAL;
 	u32 chunk;
 	u64 *p;
 
-	p = map_chunk(mr, iova, sizeof(u64), &chunk);
+	p = map_chunk(mr, gen, iova, sizeof(u64), &chunk);
 	if (u64_ok(p, chunk)) {
 		/* One 8-byte store, after every store of the requests before it. */
 		smp_store_release(p, val);
@@ -459,11 +481,11 @@ u64 sroce_sgl_length(const struct sroce_sge *sge, u32 num)
 
 /*
  * The next piece of the list, at most @len bytes, in one SGE: look up and
- * check its MR. Returns the referenced MR and sets *iova and *n.
+ * check its MR. Returns the referenced MR and sets *iova, *gen and *n.
  */
 static struct sroce_mr *sgl_next(struct sroce_dev *sdev, struct ib_pd *pd,
 				 struct sroce_sgl *sgl, u32 len, int access,
-				 u64 *iova, u32 *n, int *err)
+				 u64 *iova, u32 *gen, u32 *n, int *err)
 {
 	const struct sroce_sge *sge;
 	struct sroce_mr *mr;
@@ -481,7 +503,7 @@ static struct sroce_mr *sgl_next(struct sroce_dev *sdev, struct ib_pd *pd,
 	*n = min(len, READ_ONCE(sge->length) - sgl->off);
 	*iova = READ_ONCE(sge->addr) + sgl->off;
 	mr = sroce_mem_get_local(sdev, pd, READ_ONCE(sge->lkey), *iova, *n,
-				 access);
+				 access, gen);
 	if (!mr) {
 		*err = -EACCES;
 		return NULL;
@@ -510,14 +532,14 @@ int sroce_sgl_copy_in(struct sroce_dev *sdev, struct ib_pd *pd,
 	struct sroce_mr *mr;
 	u64 iova;
 	int err;
-	u32 n;
+	u32 n, gen;
 
 	while (len) {
 		mr = sgl_next(sdev, pd, sgl, len, IB_ACCESS_LOCAL_WRITE, &iova,
-			      &n, &err);
+			      &gen, &n, &err);
 		if (!mr)
 			return err;
-		sroce_mr_copy_in(mr, iova, skb, off, n);
+		sroce_mr_copy_in(mr, gen, iova, skb, off, n);
 		sroce_mr_put(mr);
 		off += n;
 		len -= n;
@@ -539,19 +561,19 @@ int sroce_sgl_copy_in_buf(struct sroce_dev *sdev, struct ib_pd *pd,
 			  struct sroce_sgl *sgl, const void *buf, u32 len)
 {
 	struct sroce_mr *mr;
-	u32 n, chunk;
+	u32 n, gen, chunk;
 	u64 iova;
 	int err;
 	void *p;
 
 	while (len) {
 		mr = sgl_next(sdev, pd, sgl, len, IB_ACCESS_LOCAL_WRITE, &iova,
-			      &n, &err);
+			      &gen, &n, &err);
 		if (!mr)
 			return err;
 		len -= n;
 		while (n) {
-			p = map_chunk(mr, iova, n, &chunk);
+			p = map_chunk(mr, gen, iova, n, &chunk);
 			if (p)
 				memcpy(p, buf, chunk);
 			unmap_chunk(mr, p);
@@ -607,13 +629,13 @@ int sroce_sgl_copy_out(struct sroce_dev *sdev, struct ib_pd *pd,
 	struct sroce_mr *mr;
 	u64 iova;
 	int err;
-	u32 n;
+	u32 n, gen;
 
 	while (len) {
-		mr = sgl_next(sdev, pd, sgl, len, 0, &iova, &n, &err);
+		mr = sgl_next(sdev, pd, sgl, len, 0, &iova, &gen, &n, &err);
 		if (!mr)
 			return err;
-		sroce_mr_copy_out(mr, iova, buf, n);
+		sroce_mr_copy_out(mr, gen, iova, buf, n);
 		sroce_mr_put(mr);
 		buf += n;
 		len -= n;

@@ -35,20 +35,23 @@ static inline void sroce_sgl_init(struct sroce_sgl *sgl,
 struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key);
 void sroce_mr_put(struct sroce_mr *mr);
 struct sroce_mr *sroce_mem_get_local(struct sroce_dev *sdev, struct ib_pd *pd,
-				     u32 lkey, u64 iova, u64 len, int access);
+				     u32 lkey, u64 iova, u64 len, int access,
+				     u32 *gen);
 struct sroce_mr *sroce_mem_get_remote(struct sroce_dev *sdev,
 				      struct ib_pd *pd, u32 qpn, u32 rkey,
-				      u64 va, u64 len, int access, u64 *iova);
+				      u64 va, u64 len, int access, u64 *iova,
+				      u32 *gen);
 int sroce_mem_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 qpn,
 			 u32 rkey);
 int sroce_mr_check(struct sroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
 		   int access);
-void sroce_mr_copy_in(struct sroce_mr *mr, u64 iova, const struct sk_buff *skb,
-		      unsigned int off, u32 len);
-void sroce_mr_copy_out(struct sroce_mr *mr, u64 iova, void *buf, u32 len);
-int sroce_mr_atomic(struct sroce_mr *mr, u64 iova, bool cmp_swap, u64 compare,
-		    u64 swap_add, u64 *orig);
-int sroce_mr_atomic_write(struct sroce_mr *mr, u64 iova, u64 val);
+void sroce_mr_copy_in(struct sroce_mr *mr, u32 gen, u64 iova,
+		      const struct sk_buff *skb, unsigned int off, u32 len);
+void sroce_mr_copy_out(struct sroce_mr *mr, u32 gen, u64 iova, void *buf,
+		       u32 len);
+int sroce_mr_atomic(struct sroce_mr *mr, u32 gen, u64 iova, bool cmp_swap,
+		    u64 compare, u64 swap_add, u64 *orig);
+int sroce_mr_atomic_write(struct sroce_mr *mr, u32 gen, u64 iova, u64 val);
 u64 sroce_sgl_length(const struct sroce_sge *sge, u32 num);
 int sroce_sgl_copy_in(struct sroce_dev *sdev, struct ib_pd *pd,
 		      struct sroce_sgl *sgl, const struct sk_buff *skb,

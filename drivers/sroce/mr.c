@@ -517,6 +517,8 @@ enum ib_wc_status sroce_mr_fast_reg(struct sroce_qp *qp, u32 index_key,
 		    mr->ibmr.pd == qp->ibqp.pd && fast_reg_translate(mr)) {
 			WRITE_ONCE(mr->access, access);
 			WRITE_ONCE(mr->key, new_key);
+			/* No access checked before is valid in this one. */
+			mr->reg_gen++;
 			/* The translation before valid (sroce_mr_check()). */
 			smp_store_release(&mr->valid, true);
 			status = IB_WC_SUCCESS;

@@ -52,6 +52,9 @@ enum sroce_mr_type {
  * @reg_page_size: the size of each @reg_pages entry's page
  * @valid: a fast-registration MR is registered (SROCE_MR_FAST); set with
  *	   release after the @reg_* fields, read with acquire
+ * @reg_gen: counts the registrations of a fast-registration MR: each REG_MR
+ *	     adds one under @reg_lock and the key-table lock. An access reads
+ *	     it with its check and copies only while it is unchanged (mem.c)
  * @reg_lock: held by the data path while it copies to or from a
  *	      fast-registration MR's memory, and by REG_MR and invalidation
  *	      (under the key-table lock) while they change @valid and the
@@ -82,6 +85,7 @@ struct sroce_mr {
 	u64 reg_length;
 	u32 reg_page_size;
 	bool valid;
+	u32 reg_gen;
 	spinlock_t reg_lock;		/* see above */
 	spinlock_t lock;		/* see above */
 	bool dying;

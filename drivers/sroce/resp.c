@@ -263,12 +263,15 @@ static struct ib_pd *resp_pd(struct sroce_qp *qp)
 	return qp->resp.xsrq ? qp->resp.xsrq->ibsrq.pd : qp->ibqp.pd;
 }
 
-/* Check a remote access: the MR, referenced, and the address in it. */
+/*
+ * Check a remote access: the MR, referenced, the address in it and the
+ * registration checked (for the copy).
+ */
 static struct sroce_mr *remote_mr(struct sroce_qp *qp, u32 rkey, u64 va,
-				  u32 len, int access, u64 *iova)
+				  u32 len, int access, u64 *iova, u32 *gen)
 {
 	return sroce_mem_get_remote(qp_dev(qp), resp_pd(qp), qp->ibqp.qp_num,
-				    rkey, va, len, access, iova);
+				    rkey, va, len, access, iova, gen);
 }
 
 static enum resp_result do_send(struct sroce_qp *qp, struct sk_buff *skb)
@@ -325,6 +328,7 @@ static enum resp_result do_write(struct sroce_qp *qp, struct sk_buff *skb)
 	struct ib_wc wc;
 	enum resp_result res;
 	u64 iova;
+	u32 gen;
 
 	if ((pkt->flags & SROCE_OP_LAST) && (pkt->flags & SROCE_OP_IMMDT)) {
 		res = need_rwqe(qp);
@@ -342,7 +346,7 @@ static enum resp_result do_write(struct sroce_qp *qp, struct sk_buff *skb)
 		/* A zero-length WRITE checks no key (IBA C9-88). */
 		if (resp->resid) {
 			mr = remote_mr(qp, resp->rkey, resp->va, resp->resid,
-				       IB_ACCESS_REMOTE_WRITE, &iova);
+				       IB_ACCESS_REMOTE_WRITE, &iova, &gen);
 			if (!mr)
 				return RESP_ACCESS;
 			sroce_mr_put(mr);
@@ -352,10 +356,10 @@ static enum resp_result do_write(struct sroce_qp *qp, struct sk_buff *skb)
 		return RESP_INV_REQ;
 	if (pkt->paylen) {
 		mr = remote_mr(qp, resp->rkey, resp->va, pkt->paylen,
-			       IB_ACCESS_REMOTE_WRITE, &iova);
+			       IB_ACCESS_REMOTE_WRITE, &iova, &gen);
 		if (!mr)
 			return RESP_ACCESS;
-		sroce_mr_copy_in(mr, iova, skb, op->hdr_len, pkt->paylen);
+		sroce_mr_copy_in(mr, gen, iova, skb, op->hdr_len, pkt->paylen);
 		sroce_mr_put(mr);
 	}
 	resp->va += pkt->paylen;
@@ -394,7 +398,7 @@ static enum resp_result do_read(struct sroce_qp *qp, struct sk_buff *skb)
 	u32 len = be32_to_cpu(reth->len);
 	struct sroce_rd_res *res;
 	struct sroce_mr *mr;
-	u32 npkts;
+	u32 npkts, gen;
 	u64 iova;
 
 	if (len > SROCE_MAX_MSG_SIZE || !qp->attr.max_dest_rd_atomic)
@@ -402,7 +406,7 @@ static enum resp_result do_read(struct sroce_qp *qp, struct sk_buff *skb)
 	if (len) {
 		mr = remote_mr(qp, be32_to_cpu(reth->rkey),
 			       be64_to_cpu(reth->va), len,
-			       IB_ACCESS_REMOTE_READ, &iova);
+			       IB_ACCESS_REMOTE_READ, &iova, &gen);
 		if (!mr)
 			return RESP_ACCESS;
 		sroce_mr_put(mr);
@@ -440,11 +444,12 @@ static enum resp_result do_atomic(struct sroce_qp *qp, struct sk_buff *skb)
 	struct sroce_mr *mr;
 	u64 orig, iova;
 	int err;
+	u32 gen;
 
 	if (!qp->attr.max_dest_rd_atomic || !IS_ALIGNED(va, sizeof(u64)))
 		return RESP_INV_REQ;
 	mr = remote_mr(qp, be32_to_cpu(atm->rkey), va, sizeof(u64),
-		       IB_ACCESS_REMOTE_ATOMIC, &iova);
+		       IB_ACCESS_REMOTE_ATOMIC, &iova, &gen);
 	if (!mr)
 		return RESP_ACCESS;
 	/*
@@ -454,7 +459,8 @@ static enum resp_result do_atomic(struct sroce_qp *qp, struct sk_buff *skb)
 	 * aligned; mem.c checks the memory itself.
 	 */
 	err = IS_ALIGNED(iova, sizeof(u64)) ?
-	      sroce_mr_atomic(mr, iova, (pkt->opcode & SROCE_OPCODE_OP_MASK) ==
+	      sroce_mr_atomic(mr, gen, iova,
+			      (pkt->opcode & SROCE_OPCODE_OP_MASK) ==
 			      IB_OPCODE_COMPARE_SWAP,
 			      be64_to_cpu(atm->compare),
 			      be64_to_cpu(atm->swap_add), &orig) : -EINVAL;
@@ -502,18 +508,19 @@ static enum resp_result do_atomic_write(struct sroce_qp *qp,
 	u64 va = be64_to_cpu(reth->va), iova, val;
 	struct sroce_mr *mr;
 	int err;
+	u32 gen;
 
 	if (!qp->attr.max_dest_rd_atomic || !IS_ALIGNED(va, sizeof(u64)) ||
 	    be32_to_cpu(reth->len) != sizeof(u64) || pkt->paylen != sizeof(u64))
 		return RESP_INV_REQ;
 	mr = remote_mr(qp, be32_to_cpu(reth->rkey), va, sizeof(u64),
-		       IB_ACCESS_REMOTE_WRITE, &iova);
+		       IB_ACCESS_REMOTE_WRITE, &iova, &gen);
 	if (!mr)
 		return RESP_ACCESS;
 	/* The bytes land as they came, in one store; aligned as atomics. */
 	skb_copy_bits(skb, op->hdr_len, &val, sizeof(val));
 	err = IS_ALIGNED(iova, sizeof(u64)) ?
-	      sroce_mr_atomic_write(mr, iova, val) : -EINVAL;
+	      sroce_mr_atomic_write(mr, gen, iova, val) : -EINVAL;
 	sroce_mr_put(mr);
 	if (err)
 		return RESP_INV_REQ;
@@ -554,6 +561,7 @@ static enum resp_result do_flush(struct sroce_qp *qp, struct sk_buff *skb)
 	u8 sel = sroce_feth_sel(feth);
 	struct sroce_mr *mr;
 	u64 iova, len;
+	u32 gen;
 
 	if (!qp->attr.max_dest_rd_atomic || !access ||
 	    (qp->attr.access_flags & access) != access ||
@@ -563,7 +571,8 @@ static enum resp_result do_flush(struct sroce_qp *qp, struct sk_buff *skb)
 	len = sel == SROCE_FLUSH_MR ? 0 : be32_to_cpu(reth->len);
 	if (sel == SROCE_FLUSH_MR || len) {
 		mr = remote_mr(qp, be32_to_cpu(reth->rkey),
-			       be64_to_cpu(reth->va), len, access, &iova);
+			       be64_to_cpu(reth->va), len, access, &iova,
+			       &gen);
 		if (!mr)
 			return RESP_ACCESS;
 		sroce_mr_put(mr);
@@ -986,7 +995,7 @@ static int send_read_resp(struct sroce_qp *qp, int budget)
 	const struct sroce_opcode_info *op;
 	struct sroce_mr *mr;
 	struct sk_buff *skb;
-	u32 paylen;
+	u32 paylen, gen;
 	u64 iova;
 	bool last;
 	u8 opcode;
@@ -1015,7 +1024,7 @@ static int send_read_resp(struct sroce_qp *qp, int budget)
 		}
 		if (paylen) {
 			mr = remote_mr(qp, rd->rkey, rd->va, paylen,
-				       IB_ACCESS_REMOTE_READ, &iova);
+				       IB_ACCESS_REMOTE_READ, &iova, &gen);
 			if (!mr) {
 				/* Deregistered or invalidated under us. */
 				kfree_skb(skb);
@@ -1023,7 +1032,7 @@ static int send_read_resp(struct sroce_qp *qp, int budget)
 				rd->active = false;
 				break;
 			}
-			sroce_mr_copy_out(mr, iova, skb->data + op->hdr_len,
+			sroce_mr_copy_out(mr, gen, iova, skb->data + op->hdr_len,
 					  paylen);
 			sroce_mr_put(mr);
 		}

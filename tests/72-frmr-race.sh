@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# 72-frmr-race: a late RDMA WRITE to a fast-registration MR that was
+# invalidated and registered anew (another buffer at the same, zero-based,
+# addresses) between the WRITE's access check and its copy must not land
+# in the new buffer (drivers/sroce/mem.c: the copy checks that the
+# registration it was checked against is still the current one).
+#
+# Fast registration is a kernel-only verb: the test module
+# tests/kmod/sroce_frmr_race.ko plays the kernel consumer on sroce_a
+# (two RC QPs of one device, see its header), and sroce's debugfs knob
+# access_delay_us holds each such access 10 ms between check and copy so
+# that the re-registration, posted from the other CPU, falls inside. The
+# module counts where each round's bytes went: they must never be in the
+# new buffer, and some rounds must have raced (the WRITE acknowledged, its
+# bytes dropped); else the test proved nothing.
+# timeout: 300
+set -e
+. "$(dirname "$0")/lib.sh"
+
+dbg=/sys/kernel/debug/sroce
+ko=$SROCE_BUILD/$KREL/kmod/sroce_frmr_race.ko
+
+cleanup() {
+	echo 0 >"$dbg/access_delay_us" 2>/dev/null || true
+	rmmod sroce_frmr_race 2>/dev/null || true
+	topo_down
+}
+trap cleanup EXIT
+
+[[ -f $ko ]] || fail "$ko is missing (scripts/build-module builds it)"
+(($(nproc) >= 2)) || skip "the race needs two CPUs"
+topo_up
+delays=$(<"$dbg/access_delays")
+echo 10000 >"$dbg/access_delay_us"
+status=0
+insmod "$ko" dev=sroce_a rounds=20 gap_us=2000 || status=$?
+echo 0 >"$dbg/access_delay_us"
+rmmod sroce_frmr_race 2>/dev/null || true
+summary=$(dmesg | grep -o 'sroce_frmr_race: [0-9]* rounds: .*' | tail -n 1)
+log "$summary"
+re='([0-9]+) rounds: ([0-9]+) placed first, ([0-9]+) refused, ([0-9]+) dropped, ([0-9]+) corrupt, ([0-9]+) other'
+[[ $summary =~ $re ]] || fail "no summary from the module (insmod status $status)"
+((status == 0)) || fail "the module failed (insmod status $status)"
+((BASH_REMATCH[1] == 20)) || fail "only ${BASH_REMATCH[1]} of 20 rounds ran"
+((BASH_REMATCH[5] == 0)) ||
+	fail "${BASH_REMATCH[5]} late WRITEs landed in the next registration's buffer"
+((BASH_REMATCH[6] == 0)) || fail "${BASH_REMATCH[6]} rounds left unexpected bytes"
+((BASH_REMATCH[4] > 0)) ||
+	fail "no round raced (the re-registration never fell between check and copy)"
+(($(<"$dbg/access_delays") > delays)) || fail "access_delay_us delayed nothing"
+kernel_log_clean || fail "the kernel complained"
