@@ -281,7 +281,8 @@ int sroce_cq_poll(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 	for (; n < num_entries; n++) {
 		struct ib_wc *head = sroce_queue_head(&cq->queue);
 
-		if (!head)
+		/* A kernel CQ's indices are the kernel's own: never an error. */
+		if (IS_ERR_OR_NULL(head))
 			break;
 		wc[n] = *head;
 		sroce_queue_pop(&cq->queue);

@@ -187,15 +187,22 @@ static void resume(struct sroce_qp *qp)
 
 /*
  * RESET: forget every WQE, every packet waiting, the timers and the
- * attributes; the engines are stopped.
+ * attributes; the engines are stopped. A kernel consumer's post that
+ * found the QP not yet in RESET ends before its ring is emptied (the
+ * producer locks), and a later one is refused: no WQE outlives the reset.
  */
 static void reset_qp(struct sroce_qp *qp)
 {
 	sroce_req_stop(qp);
 	sroce_resp_stop(qp);
+	spin_lock_irq(&qp->sq_lock);
 	sroce_queue_discard(&qp->sq);
-	if (sroce_qp_has_rq(qp))
+	spin_unlock_irq(&qp->sq_lock);
+	if (sroce_qp_has_rq(qp)) {
+		spin_lock_irq(&qp->rq_lock);
 		sroce_queue_discard(&qp->rq);
+		spin_unlock_irq(&qp->rq_lock);
+	}
 	sroce_req_reset(qp);
 	sroce_resp_reset(qp);
 	WRITE_ONCE(qp->sq.hdr->flags, SROCE_QUEUE_NEED_WAKEUP);

@@ -127,9 +127,11 @@ err_put:
 /*
  * Resize (IBA 11.2.3.3): a new ring, of at least @max_wr WQEs and no fewer
  * than are waiting, takes the waiting WQEs; a user SRQ's provider learns
- * where to map it at the address its command gave.
+ * where to map it at the address its command gave. @limit, if not NULL, is
+ * a new limit set with the new size, all or nothing: both are checked
+ * before either takes effect.
  */
-static int srq_resize(struct sroce_srq *srq, u32 max_wr,
+static int srq_resize(struct sroce_srq *srq, u32 max_wr, const u32 *limit,
 		      struct ib_udata *udata)
 {
 	struct sroce_modify_srq_cmd cmd = {};
@@ -152,7 +154,7 @@ static int srq_resize(struct sroce_srq *srq, u32 max_wr,
 
 	spin_lock_irq(&srq->lock);
 	err = sroce_queue_move(&srq->rq, &q);
-	if (!err && srq->limit > q.num_entries)
+	if (!err && (limit ? *limit : srq->limit) > q.num_entries)
 		err = -EINVAL;
 	spin_unlock_irq(&srq->lock);
 	if (err)
@@ -171,8 +173,11 @@ static int srq_resize(struct sroce_srq *srq, u32 max_wr,
 	/* The process posts nothing meanwhile (ABI): move again, and swap. */
 	spin_lock_irq(&srq->lock);
 	err = sroce_queue_replace(&srq->rq, &q);
-	if (!err)
+	if (!err) {
 		srq->max_wr = srq->rq.num_entries;
+		if (limit)
+			srq->limit = *limit;
+	}
 	spin_unlock_irq(&srq->lock);
 	/* The old ring, or the new one if it was not taken. */
 out:
@@ -198,11 +203,9 @@ int sroce_srq_modify(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 
 	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
 		return -EINVAL;
-	if (mask & IB_SRQ_MAX_WR) {
-		err = srq_resize(srq, attr->max_wr, udata);
-		if (err)
-			return err;
-	}
+	if (mask & IB_SRQ_MAX_WR)
+		return srq_resize(srq, attr->max_wr, mask & IB_SRQ_LIMIT ?
+				  &attr->srq_limit : NULL, udata);
 	if (mask & IB_SRQ_LIMIT) {
 		spin_lock_irq(&srq->lock);
 		err = attr->srq_limit > srq->max_wr ? -EINVAL : 0;

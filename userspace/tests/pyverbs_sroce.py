@@ -7,7 +7,8 @@ directory (copy this file into it as test_sroce_ext.py):
   SrqResizeTest   WQEs posted before an SRQ resize are consumed from the
                   new ring, in order, into their own buffers; posting goes
                   on in the new ring; a resize the waiting WQEs do not fit
-                  is refused and leaves the SRQ working
+                  is refused and leaves the SRQ working; a new size with
+                  a limit past it changes neither
   ReregTest       rereg_mr: the rights change in place with the same keys;
                   a new translation, or write rights for memory pinned
                   read-only, registers anew with new keys and the old rkey
@@ -114,6 +115,22 @@ class SrqResizeTest(RDMATestCase):
         self.assertEqual(ex.exception.error_code, errno.EINVAL)
         self.assertEqual(self.server.srq.query().max_wr, 4)
         self.send(range(20, 23))
+
+    def test_resize_with_limit_all_or_nothing(self):
+        both = e.IBV_SRQ_MAX_WR | e.IBV_SRQ_LIMIT
+        self.post_recvs(2)
+        before = self.server.srq.query()
+        with self.assertRaises(PyverbsRDMAError) as ex:
+            self.server.srq.modify(SrqAttr(max_wr=16, srq_limit=100), both)
+        self.assertEqual(ex.exception.error_code, errno.EINVAL)
+        after = self.server.srq.query()
+        self.assertEqual(after.max_wr, before.max_wr)
+        self.assertEqual(after.srq_limit, before.srq_limit)
+        self.server.srq.modify(SrqAttr(max_wr=16, srq_limit=1), both)
+        after = self.server.srq.query()
+        self.assertGreaterEqual(after.max_wr, 16)
+        self.assertEqual(after.srq_limit, 1)
+        self.send(range(0, 2))
 
 
 class RemoteWriteRC(RCResources):
