@@ -13,8 +13,10 @@
 # access_delay_us holds each such access 10 ms between check and copy so
 # that the re-registration, posted from the other CPU, falls inside. The
 # module counts where each round's bytes went: they must never be in the
-# new buffer, and some rounds must have raced (the WRITE acknowledged, its
-# bytes dropped); else the test proved nothing.
+# new buffer, nor lost with the WRITE acknowledged; a WRITE whose copy
+# found the registration gone must fail (remote access error), and some
+# rounds must have raced so (sroce's counter stale_accesses grew); else
+# the test proved nothing.
 # timeout: 300
 set -e
 . "$(dirname "$0")/lib.sh"
@@ -23,7 +25,7 @@ dbg=/sys/kernel/debug/sroce
 ko=$SROCE_BUILD/$KREL/kmod/sroce_frmr_race.ko
 
 cleanup() {
-	echo 0 >"$dbg/access_delay_us" 2>/dev/null || true
+	[[ ! -e $dbg/access_delay_us ]] || echo 0 >"$dbg/access_delay_us"
 	rmmod sroce_frmr_race 2>/dev/null || true
 	topo_down
 }
@@ -33,6 +35,7 @@ trap cleanup EXIT
 (($(nproc) >= 2)) || skip "the race needs two CPUs"
 topo_up
 delays=$(<"$dbg/access_delays")
+stale=$(<"$dbg/stale_accesses")
 echo 10000 >"$dbg/access_delay_us"
 status=0
 insmod "$ko" dev=sroce_a rounds=20 gap_us=2000 || status=$?
@@ -47,7 +50,11 @@ re='([0-9]+) rounds: ([0-9]+) placed first, ([0-9]+) refused, ([0-9]+) dropped, 
 ((BASH_REMATCH[5] == 0)) ||
 	fail "${BASH_REMATCH[5]} late WRITEs landed in the next registration's buffer"
 ((BASH_REMATCH[6] == 0)) || fail "${BASH_REMATCH[6]} rounds left unexpected bytes"
-((BASH_REMATCH[4] > 0)) ||
-	fail "no round raced (the re-registration never fell between check and copy)"
+((BASH_REMATCH[4] == 0)) ||
+	fail "${BASH_REMATCH[4]} WRITEs were acknowledged and their bytes placed nowhere"
 (($(<"$dbg/access_delays") > delays)) || fail "access_delay_us delayed nothing"
+stale=$(($(<"$dbg/stale_accesses") - stale))
+log "$stale accesses refused at the copy (the registration gone since the check)"
+((stale > 0)) ||
+	fail "no round raced (the re-registration never fell between check and copy)"
 kernel_log_clean || fail "the kernel complained"

@@ -33,10 +33,12 @@
  * busy wait, at most 10 ms, in the responder's error path) and
  * access_delay_us (a busy wait, at most 10 ms, between the check of an
  * access to a fast-registration MR and its copy, counted in
- * access_delays). And one counter, refused_scheds: the requests to run or
- * schedule an engine that were refused because the engine was stopped
+ * access_delays). And two counters: refused_scheds, the requests to run
+ * or schedule an engine that were refused because the engine was stopped
  * (task.c), so that a test can tell that it made a dying QP's engine wake
- * the other one.
+ * the other one; and stale_accesses, the accesses to a fast-registration
+ * MR refused at the copy because the MR had been invalidated or
+ * registered anew since their check (mem.c).
  *
  * Injected faults are counted in hits, not in the device's drop counters:
  * to the transport they look like what the network did.
@@ -76,6 +78,8 @@ u32 sroce_fault_error_delay_us;
 /* Microseconds an access to a fast-registration MR waits (mem.c). */
 static u32 access_delay_us;
 static atomic_t access_delays = ATOMIC_INIT(0);
+/* Accesses refused at the copy: their MR registered anew (mem.c). */
+static atomic_t stale_accesses = ATOMIC_INIT(0);
 /* Requests to run a stopped engine, refused (task.c). */
 atomic_t sroce_fault_refused_scheds = ATOMIC_INIT(0);
 
@@ -356,6 +360,8 @@ void sroce_fault_module_init(void)
 			   &access_delay_us);
 	debugfs_create_atomic_t("access_delays", 0400, fault_root,
 				&access_delays);
+	debugfs_create_atomic_t("stale_accesses", 0400, fault_root,
+				&stale_accesses);
 	debugfs_create_atomic_t("refused_scheds", 0400, fault_root,
 				&sroce_fault_refused_scheds);
 }
@@ -404,4 +410,14 @@ void sroce_fault_access_delay(void)
 		return;
 	atomic_inc(&access_delays);
 	fault_delay(us);
+}
+
+/**
+ * sroce_fault_stale_access() - count an access refused at the copy
+ *
+ * Context: any.
+ */
+void sroce_fault_stale_access(void)
+{
+	atomic_inc(&stale_accesses);
 }

@@ -93,5 +93,6 @@ extern atomic_t sroce_fault_refused_scheds;
 
 void sroce_fault_error_delay(void);
 void sroce_fault_access_delay(void);
+void sroce_fault_stale_access(void);
 
 #endif /* SROCE_FAULT_H */

@@ -261,7 +261,11 @@ static void *map_fast(struct sroce_mr *mr, u32 gen, u64 iova, u32 len,
 
 	lockdep_assert_held(&mr->reg_lock);
 	*chunk = len;
-	if (!mr->valid || mr->reg_gen != gen || iova < mr->reg_iova ||
+	if (!mr->valid || mr->reg_gen != gen) {
+		sroce_fault_stale_access();
+		return NULL;
+	}
+	if (iova < mr->reg_iova ||
 	    check_add_overflow(iova, (u64)len, &end))
 		return NULL;
 	/* Pages of page_size from the page holding reg_iova on. */
@@ -337,17 +341,21 @@ static void unmap_chunk(struct sroce_mr *mr, void *addr)
  * destination's, and riostream -T v failed its data check most runs.
  * Packets are placed in PSN order, so the message's last byte is the
  * last store of its last packet.
+ *
+ * Return: true, or false when a fast-registration MR was invalidated or
+ * registered anew since the check: what was not placed by then is not.
  */
-void sroce_mr_copy_in(struct sroce_mr *mr, u32 gen, u64 iova,
+bool sroce_mr_copy_in(struct sroce_mr *mr, u32 gen, u64 iova,
 		      const struct sk_buff *skb, unsigned int off, u32 len)
 {
+	bool placed = true;
 	u32 chunk;
 	void *p;
 
 	while (len) {
 		p = map_chunk(mr, gen, iova, len, &chunk);
 		if (!p) {
-			/* A translation gone since the check: dropped. */
+			placed = false;
 		} else if (chunk == len) {
 			skb_copy_bits(skb, off, p, chunk - 1);
 			smp_wmb();	/* the body before the last byte */
@@ -360,6 +368,7 @@ void sroce_mr_copy_in(struct sroce_mr *mr, u32 gen, u64 iova,
 		off += chunk;
 		len -= chunk;
 	}
+	return placed;
 }
 
 /**
@@ -369,35 +378,47 @@ void sroce_mr_copy_in(struct sroce_mr *mr, u32 gen, u64 iova,
  * @iova: source
  * @buf: destination
  * @len: bytes
+ *
+ * Return: true, or false as sroce_mr_copy_in(): @buf then holds zeros
+ * where the memory was not read, never another registration's bytes.
  */
-void sroce_mr_copy_out(struct sroce_mr *mr, u32 gen, u64 iova, void *buf,
+bool sroce_mr_copy_out(struct sroce_mr *mr, u32 gen, u64 iova, void *buf,
 		       u32 len)
 {
+	bool copied = true;
 	u32 chunk;
 	void *p;
 
 	while (len) {
 		p = map_chunk(mr, gen, iova, len, &chunk);
-		if (p)
+		if (p) {
 			memcpy(buf, p, chunk);
-		else
+		} else {
 			memset(buf, 0, chunk);
+			copied = false;
+		}
 		unmap_chunk(mr, p);
 		iova += chunk;
 		buf += chunk;
 		len -= chunk;
 	}
+	return copied;
 }
 
 /*
  * May the 8 bytes an atomic access mapped at @p be used? They must be
- * naturally aligned in memory, and so inside one page: not only the
- * address the request carried but the one it comes to through a window
- * and the MR's own offset into its first page.
+ * mapped (-EACCES: a fast-registration MR registered anew since the
+ * check), and naturally aligned in memory, and so inside one page: not
+ * only the address the request carried but the one it comes to through a
+ * window and the MR's own offset into its first page (-EINVAL).
  */
-static bool u64_ok(const void *p, u32 chunk)
+static int u64_ok(const void *p, u32 chunk)
 {
-	return p && chunk == sizeof(u64) && IS_ALIGNED((uintptr_t)p, sizeof(u64));
+	if (!p)
+		return -EACCES;
+	if (chunk != sizeof(u64) || !IS_ALIGNED((uintptr_t)p, sizeof(u64)))
+		return -EINVAL;
+	return 0;
 }
 
 /**
@@ -413,23 +434,24 @@ static bool u64_ok(const void *p, u32 chunk)
  * The operation is a CPU atomic instruction on the memory itself, so it is
  * atomic with respect to every other atomic operation on it (IBA 9.4.5).
  *
- * Return: 0, or -EINVAL when the 8 bytes are not naturally aligned in
- * memory (nothing is accessed then).
+ * Return: 0, -EINVAL when the 8 bytes are not naturally aligned in
+ * memory, or -EACCES when the MR was registered anew since the check
+ * (nothing is accessed then).
  */
 int sroce_mr_atomic(struct sroce_mr *mr, u32 gen, u64 iova, bool cmp_swap,
 		    u64 compare, u64 swap_add, u64 *orig)
 {
-	int err = -EINVAL;
 	u32 chunk;
 	u64 *p;
+	int err;
 
 	p = map_chunk(mr, gen, iova, sizeof(u64), &chunk);
-	if (u64_ok(p, chunk)) {
+	err = u64_ok(p, chunk);
+	if (!err) {
 		if (cmp_swap)
 			*orig = cmpxchg64(p, compare, swap_add);
 		else
 			*orig = atomic64_fetch_add(swap_add, (atomic64_t *)p);
-		err = 0;
 	}
 	unmap_chunk(mr, p);
 	return err;
@@ -444,19 +466,19 @@ int sroce_mr_atomic(struct sroce_mr *mr, u32 gen, u64 iova, bool cmp_swap,
  *
  * One aligned 64-bit store, so no reader sees part of it (IBA 1.5, 9.4.7).
  *
- * Return: 0, or -EINVAL as sroce_mr_atomic().
+ * Return: 0, -EINVAL or -EACCES as sroce_mr_atomic().
  */
 int sroce_mr_atomic_write(struct sroce_mr *mr, u32 gen, u64 iova, u64 val)
 {
-	int err = -EINVAL;
 	u32 chunk;
 	u64 *p;
+	int err;
 
 	p = map_chunk(mr, gen, iova, sizeof(u64), &chunk);
-	if (u64_ok(p, chunk)) {
+	err = u64_ok(p, chunk);
+	if (!err) {
 		/* One 8-byte store, after every store of the requests before it. */
 		smp_store_release(p, val);
-		err = 0;
 	}
 	unmap_chunk(mr, p);
 	return err;
@@ -522,7 +544,8 @@ static struct sroce_mr *sgl_next(struct sroce_dev *sdev, struct ib_pd *pd,
  * @len: bytes
  *
  * Return: 0, -ENOSPC when the list is too short (a local length error),
- * or -EACCES when an entry names memory the QP may not write (a local
+ * or -EACCES when an entry names memory the QP may not write, or a
+ * fast-registration MR registered anew during the copy (a local
  * protection error).
  */
 int sroce_sgl_copy_in(struct sroce_dev *sdev, struct ib_pd *pd,
@@ -531,6 +554,7 @@ int sroce_sgl_copy_in(struct sroce_dev *sdev, struct ib_pd *pd,
 {
 	struct sroce_mr *mr;
 	u64 iova;
+	bool placed;
 	int err;
 	u32 n, gen;
 
@@ -539,8 +563,10 @@ int sroce_sgl_copy_in(struct sroce_dev *sdev, struct ib_pd *pd,
 			      &gen, &n, &err);
 		if (!mr)
 			return err;
-		sroce_mr_copy_in(mr, gen, iova, skb, off, n);
+		placed = sroce_mr_copy_in(mr, gen, iova, skb, off, n);
 		sroce_mr_put(mr);
+		if (!placed)
+			return -EACCES;
 		off += n;
 		len -= n;
 	}
@@ -572,16 +598,21 @@ int sroce_sgl_copy_in_buf(struct sroce_dev *sdev, struct ib_pd *pd,
 		if (!mr)
 			return err;
 		len -= n;
+		err = 0;
 		while (n) {
 			p = map_chunk(mr, gen, iova, n, &chunk);
 			if (p)
 				memcpy(p, buf, chunk);
+			else
+				err = -EACCES;
 			unmap_chunk(mr, p);
 			iova += chunk;
 			buf += chunk;
 			n -= chunk;
 		}
 		sroce_mr_put(mr);
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -621,13 +652,15 @@ int sroce_sgl_skip(struct sroce_sgl *sgl, u32 len)
  * @len: bytes
  *
  * Return: 0, -ENOSPC when the list is too short, or -EACCES when an entry
- * names memory the QP may not read.
+ * names memory the QP may not read, or a fast-registration MR registered
+ * anew during the copy.
  */
 int sroce_sgl_copy_out(struct sroce_dev *sdev, struct ib_pd *pd,
 		       struct sroce_sgl *sgl, void *buf, u32 len)
 {
 	struct sroce_mr *mr;
 	u64 iova;
+	bool copied;
 	int err;
 	u32 n, gen;
 
@@ -635,8 +668,10 @@ int sroce_sgl_copy_out(struct sroce_dev *sdev, struct ib_pd *pd,
 		mr = sgl_next(sdev, pd, sgl, len, 0, &iova, &gen, &n, &err);
 		if (!mr)
 			return err;
-		sroce_mr_copy_out(mr, gen, iova, buf, n);
+		copied = sroce_mr_copy_out(mr, gen, iova, buf, n);
 		sroce_mr_put(mr);
+		if (!copied)
+			return -EACCES;
 		buf += n;
 		len -= n;
 	}

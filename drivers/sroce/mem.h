@@ -45,9 +45,9 @@ int sroce_mem_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 qpn,
 			 u32 rkey);
 int sroce_mr_check(struct sroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
 		   int access);
-void sroce_mr_copy_in(struct sroce_mr *mr, u32 gen, u64 iova,
+bool sroce_mr_copy_in(struct sroce_mr *mr, u32 gen, u64 iova,
 		      const struct sk_buff *skb, unsigned int off, u32 len);
-void sroce_mr_copy_out(struct sroce_mr *mr, u32 gen, u64 iova, void *buf,
+bool sroce_mr_copy_out(struct sroce_mr *mr, u32 gen, u64 iova, void *buf,
 		       u32 len);
 int sroce_mr_atomic(struct sroce_mr *mr, u32 gen, u64 iova, bool cmp_swap,
 		    u64 compare, u64 swap_add, u64 *orig);

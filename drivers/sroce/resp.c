@@ -327,6 +327,7 @@ static enum resp_result do_write(struct sroce_qp *qp, struct sk_buff *skb)
 	struct sroce_mr *mr;
 	struct ib_wc wc;
 	enum resp_result res;
+	bool placed;
 	u64 iova;
 	u32 gen;
 
@@ -350,17 +351,28 @@ static enum resp_result do_write(struct sroce_qp *qp, struct sk_buff *skb)
 			if (!mr)
 				return RESP_ACCESS;
 			sroce_mr_put(mr);
+			resp->write_gen = gen;
 		}
 	}
 	if (!write_size_ok(qp, pkt, resp->resid))
 		return RESP_INV_REQ;
 	if (pkt->paylen) {
+		/*
+		 * The key may have been invalidated and the MR registered
+		 * anew since the first packet, or since this check: nothing
+		 * of the message lands in the new registration (IBA
+		 * 10.6.7.2.5), and the WRITE fails.
+		 */
 		mr = remote_mr(qp, resp->rkey, resp->va, pkt->paylen,
 			       IB_ACCESS_REMOTE_WRITE, &iova, &gen);
 		if (!mr)
 			return RESP_ACCESS;
-		sroce_mr_copy_in(mr, gen, iova, skb, op->hdr_len, pkt->paylen);
+		placed = gen == resp->write_gen &&
+			 sroce_mr_copy_in(mr, gen, iova, skb, op->hdr_len,
+					  pkt->paylen);
 		sroce_mr_put(mr);
+		if (!placed)
+			return RESP_ACCESS;
 	}
 	resp->va += pkt->paylen;
 	resp->resid -= pkt->paylen;
@@ -403,6 +415,7 @@ static enum resp_result do_read(struct sroce_qp *qp, struct sk_buff *skb)
 
 	if (len > SROCE_MAX_MSG_SIZE || !qp->attr.max_dest_rd_atomic)
 		return RESP_INV_REQ;
+	gen = 0;
 	if (len) {
 		mr = remote_mr(qp, be32_to_cpu(reth->rkey),
 			       be64_to_cpu(reth->va), len,
@@ -419,6 +432,7 @@ static enum resp_result do_read(struct sroce_qp *qp, struct sk_buff *skb)
 	res->rkey = be32_to_cpu(reth->rkey);
 	res->length = len;
 	res->srqn = resp->xsrqn;
+	res->gen = gen;
 
 	resp->read = (struct sroce_read) {
 		.active = true,
@@ -428,6 +442,7 @@ static enum resp_result do_read(struct sroce_qp *qp, struct sk_buff *skb)
 		.rkey = res->rkey,
 		.left = len,
 		.srqn = res->srqn,
+		.gen = res->gen,
 	};
 	resp->msn = sroce_psn_add(resp->msn, 1);
 	resp->epsn = sroce_psn_add(res->last_psn, 1);
@@ -466,7 +481,7 @@ static enum resp_result do_atomic(struct sroce_qp *qp, struct sk_buff *skb)
 			      be64_to_cpu(atm->swap_add), &orig) : -EINVAL;
 	sroce_mr_put(mr);
 	if (err)
-		return RESP_INV_REQ;
+		return err == -EACCES ? RESP_ACCESS : RESP_INV_REQ;
 
 	res = new_res(qp);
 	res->atomic = true;
@@ -523,7 +538,7 @@ static enum resp_result do_atomic_write(struct sroce_qp *qp,
 	      sroce_mr_atomic_write(mr, gen, iova, val) : -EINVAL;
 	sroce_mr_put(mr);
 	if (err)
-		return RESP_INV_REQ;
+		return err == -EACCES ? RESP_ACCESS : RESP_INV_REQ;
 
 	executed_empty(qp, pkt->psn);
 	return RESP_OK;
@@ -826,6 +841,7 @@ static void duplicate(struct sroce_qp *qp, struct sk_buff *skb)
 		.rkey = res->rkey,
 		.left = len,
 		.srqn = res->srqn,
+		.gen = res->gen,
 	};
 }
 
@@ -996,8 +1012,8 @@ static int send_read_resp(struct sroce_qp *qp, int budget)
 	struct sroce_mr *mr;
 	struct sk_buff *skb;
 	u32 paylen, gen;
+	bool last, ok;
 	u64 iova;
-	bool last;
 	u8 opcode;
 	int sent = 0;
 	int err = 0;
@@ -1025,16 +1041,22 @@ static int send_read_resp(struct sroce_qp *qp, int budget)
 		if (paylen) {
 			mr = remote_mr(qp, rd->rkey, rd->va, paylen,
 				       IB_ACCESS_REMOTE_READ, &iova, &gen);
-			if (!mr) {
-				/* Deregistered or invalidated under us. */
+			ok = mr && gen == rd->gen &&
+			     sroce_mr_copy_out(mr, gen, iova,
+					       skb->data + op->hdr_len, paylen);
+			if (mr)
+				sroce_mr_put(mr);
+			if (!ok) {
+				/*
+				 * Deregistered, invalidated or registered
+				 * anew under us: no byte of another
+				 * registration is sent.
+				 */
 				kfree_skb(skb);
 				resp_error(qp, RESP_ACCESS, rd->psn);
 				rd->active = false;
 				break;
 			}
-			sroce_mr_copy_out(mr, gen, iova, skb->data + op->hdr_len,
-					  paylen);
-			sroce_mr_put(mr);
 		}
 		resp_xmit(qp, skb);
 		rd->psn = sroce_psn_add(rd->psn, 1);

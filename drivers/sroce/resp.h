@@ -34,6 +34,8 @@ struct sroce_rwqe {
  * @va: READ: start address
  * @rkey: READ: rkey
  * @length: READ: bytes
+ * @gen: READ: the registration of its MR that the request was checked
+ *	 against (mem.c); the response reads no other
  * @orig: atomic: the value before the operation
  * @srqn: XRC target QP: the XRC SRQ the request named (its PD checks
  *	  the READ's accesses)
@@ -47,6 +49,7 @@ struct sroce_rd_res {
 	u64 va;
 	u32 rkey;
 	u32 length;
+	u32 gen;
 	u64 orig;
 	u32 srqn;
 };
@@ -60,6 +63,7 @@ struct sroce_rd_res {
  * @rkey: rkey of the data
  * @left: bytes still to send
  * @srqn: XRC target QP: the XRC SRQ the request named
+ * @gen: the registration checked (struct sroce_rd_res)
  */
 struct sroce_read {
 	bool active;
@@ -69,6 +73,7 @@ struct sroce_read {
 	u32 rkey;
 	u32 left;
 	u32 srqn;
+	u32 gen;
 };
 
 /**
@@ -90,6 +95,8 @@ struct sroce_read {
  * @rkey: WRITE in progress: rkey
  * @resid: WRITE in progress: bytes still expected
  * @write_len: WRITE in progress: its length
+ * @write_gen: WRITE in progress: the registration of its MR that its first
+ *	       packet was checked against; later packets may use no other
  * @ack_psn: PSN to acknowledge, when @ack_pending
  * @done_psn: PSN of the last SEND, WRITE or atomic packet executed, which
  *	      a duplicate's acknowledgment carries
@@ -122,6 +129,7 @@ struct sroce_resp {
 	u32 rkey;
 	u32 resid;
 	u32 write_len;
+	u32 write_gen;
 	u32 ack_psn;
 	u32 done_psn;
 	bool ack_pending;

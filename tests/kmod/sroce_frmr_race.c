@@ -19,13 +19,14 @@
  *      buffer B zero-based with key K2 on QP 0.
  * Then it classifies the round by where the bytes went: into A (the copy
  * came first), nowhere with the WRITE refused (the check came after the
- * invalidation), nowhere with the WRITE acknowledged (the race: the copy
- * saw the registration gone), or into B: the defect. The wait between
+ * invalidation, or the copy found the registration gone: sroce's
+ * debugfs counter stale_accesses tells the test how often), nowhere with
+ * the WRITE acknowledged (lost without a word), or into B: the last two
+ * are defects. The wait between
  * the two work items adapts: longer after a refused WRITE, shorter after
  * one placed first, so that on a slow kernel too most rounds race. The
- * last line of
- * the module's log is the summary the test reads; loading fails with
- * -EIO if any round corrupted B.
+ * last line of the module's log is the summary the test reads; loading
+ * fails with -EIO if any round corrupted B or lost the bytes.
  */
 #include <linux/delay.h>
 #include <linux/etherdevice.h>
@@ -289,6 +290,8 @@ static int fr_round(struct fr_test *t, struct fr_counts *c)
 	if (err)
 		return err;
 
+	if (gap_us < 1)
+		gap_us = 1;
 	if (memchr_inv(b, 0, PAGE_SIZE)) {
 		pr_err("sroce_frmr_race: a WRITE checked against key %#x landed in the next registration's buffer\n",
 		       t->write_key);
@@ -301,6 +304,7 @@ static int fr_round(struct fr_test *t, struct fr_counts *c)
 		c->first++;
 		gap_us -= gap_us / 4;
 	} else if (!memchr_inv(a, 0, PAGE_SIZE)) {
+		pr_err("sroce_frmr_race: a WRITE was acknowledged and its bytes placed nowhere\n");
 		c->dropped++;
 	} else {
 		pr_err("sroce_frmr_race: buffer A holds neither the WRITE nor zeros\n");
@@ -365,11 +369,17 @@ static int fr_setup(struct fr_test *t)
 	return 0;
 }
 
-/* Undo fr_setup(), whatever part of it was done. */
+/*
+ * Undo fr_setup(), whatever part of it was done: the QPs first, which may
+ * still hold WRs that name the buffers and the MR (a round that failed).
+ */
 static void fr_teardown(struct fr_test *t)
 {
 	int i;
 
+	for (i = 1; i >= 0; i--)
+		if (!IS_ERR_OR_NULL(t->qp[i]))
+			ib_destroy_qp(t->qp[i]);
 	if (t->src_dma)
 		ib_dma_unmap_single(t->ibdev, t->src_dma, FR_LEN, DMA_TO_DEVICE);
 	kfree(t->src);
@@ -382,8 +392,6 @@ static void fr_teardown(struct fr_test *t)
 						DMA_BIDIRECTIONAL);
 			__free_page(t->buf[i]);
 		}
-		if (!IS_ERR_OR_NULL(t->qp[i]))
-			ib_destroy_qp(t->qp[i]);
 		if (!IS_ERR_OR_NULL(t->cq[i]))
 			ib_free_cq(t->cq[i]);
 	}
@@ -415,7 +423,7 @@ static int __init fr_init(void)
 		i, c.first, c.refused, c.dropped, c.corrupt, c.other, gap_us);
 	if (err)
 		return err;
-	return c.corrupt || c.other ? -EIO : 0;
+	return c.corrupt || c.dropped || c.other ? -EIO : 0;
 }
 
 static void __exit fr_exit(void)
