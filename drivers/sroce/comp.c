@@ -266,8 +266,17 @@ static void ack_upto(struct sroce_qp *qp, u32 psn)
 	req->retry_left = qp->attr.retry_cnt;
 	req->rnr_left = qp->attr.rnr_retry;
 	req->retrying = false;
-	req->backoff = 0;
-	sroce_req_rtt_sample(qp, psn);
+	/*
+	 * The timer's backoff stays while only what a timeout sent again is
+	 * acknowledged (Karn's rule, RFC 6298, 5.7): such an acknowledgment
+	 * may be the original's, late because the round trip exceeds the
+	 * timer, and the short timer back would time out again, and again,
+	 * and no round trip could be measured. A round trip measured, or a
+	 * packet sent once after the timeout acknowledged, ends it.
+	 */
+	if (sroce_req_rtt_sample(qp, psn) ||
+	    sroce_psn_diff(psn, req->timeout_high) > 0)
+		req->backoff = 0;
 	req->probed = false;		/* a new wait, a new probe */
 	if (req->next_psn == psn)
 		timer_delete(&req->retrans_timer);
@@ -310,6 +319,7 @@ static void retry(struct sroce_qp *qp, u32 psn, bool timeout)
 	if (timeout) {
 		req->cwnd = SROCE_REQ_MIN_WINDOW;
 		req->backoff = min_t(u8, req->backoff + 1, 7);
+		req->timeout_high = req->tx_high;
 	} else {
 		req->cwnd = req->ssthresh;
 	}
@@ -583,13 +593,13 @@ static void handle_timeout(struct sroce_qp *qp)
 				  req->tx_jiffies + req->pto);
 			return;
 		}
-		/* Probe; the local ACK timeout's rest follows. */
+		/* Probe; the retransmission timeout's rest follows. */
 		req->probe_armed = false;
 		req->probed = true;
 		sroce_stats_add(&to_sdev(qp->ibqp.device)->stats,
 				SROCE_STAT_TAIL_PROBES, sroce_req_probe(qp));
 		mod_timer(&req->retrans_timer,
-			  jiffies + req->timeout - req->pto);
+			  jiffies + sroce_req_rto(req) - req->pto);
 		return;
 	}
 	sroce_stats_add(&to_sdev(qp->ibqp.device)->stats,

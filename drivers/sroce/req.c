@@ -91,6 +91,7 @@ static_assert(SROCE_SEND_INLINE == IB_SEND_INLINE);
 #define SROCE_REQ_ACK_EVERY	32	/* AckReq at least this often */
 #define SROCE_REQ_BUDGET	64	/* packets per engine run */
 #define SROCE_REQ_MIN_PTO_MS	10	/* a probe timeout's least */
+#define SROCE_REQ_MAX_RTT_RTO_MS 1000	/* a round trip lengthens the timer to this */
 
 static bool sroce_req_tail_probe = true;
 module_param_named(tail_probe, sroce_req_tail_probe, bool, 0644);
@@ -660,23 +661,58 @@ int sroce_req_probe(struct sroce_qp *qp)
  * @psn: the first PSN not acknowledged
  *
  * Ends the round-trip sample running, if it covers its packet, and
- * smooths it into srtt_us (RFC 6298, 2: an eighth of each new sample).
+ * smooths it into srtt_us and rttvar_us (RFC 6298, 2: an eighth of each
+ * new sample, and a quarter of its deviation).
+ *
+ * Return: whether a sample ended.
  */
-void sroce_req_rtt_sample(struct sroce_qp *qp, u32 psn)
+bool sroce_req_rtt_sample(struct sroce_qp *qp, u32 psn)
 {
 	struct sroce_req *req = &qp->req;
-	u64 us;
+	u64 us, dev;
 
 	if (!req->rtt_busy || sroce_psn_diff(psn, req->rtt_psn) <= 0)
-		return;
+		return false;
 	req->rtt_busy = false;
 	us = div_u64(ktime_get_ns() - req->rtt_start, NSEC_PER_USEC);
 	us = clamp_t(u64, us, 1, U32_MAX / 8);
-	if (!req->srtt_us)
+	if (!req->srtt_us) {
 		req->srtt_us = us;
-	else
+		req->rttvar_us = us / 2;
+	} else {
+		dev = us > req->srtt_us ? us - req->srtt_us :
+					  req->srtt_us - us;
+		req->rttvar_us = req->rttvar_us - (req->rttvar_us >> 2) +
+				 (dev >> 2);
 		req->srtt_us = req->srtt_us - (req->srtt_us >> 3) + (us >> 3);
+	}
 	req->srtt_us = max(req->srtt_us, 1U);
+	return true;
+}
+
+/**
+ * sroce_req_rto() - the retransmission timeout
+ * @req: the requester
+ *
+ * The local ACK timeout, or longer when the round trip measured says the
+ * acknowledgments take longer (RFC 6298, 2: srtt + 4 rttvar, here at most
+ * SROCE_REQ_MAX_RTT_RTO_MS). The IBA's timeout is the least a requester
+ * waits (9.7.6.1.3); on a slow link many QPs together fill the queues
+ * until the round trip exceeds it, and a timer that fired then would
+ * resend what is only late, and spend the retries of a QP that lost
+ * nothing.
+ *
+ * Return: the timeout in jiffies; 0 when the local ACK timeout is
+ * infinite.
+ */
+unsigned long sroce_req_rto(const struct sroce_req *req)
+{
+	u64 us = (u64)req->srtt_us + 4 * (u64)req->rttvar_us;
+
+	if (!req->timeout || !req->srtt_us)
+		return req->timeout;
+	us = min_t(u64, us, SROCE_REQ_MAX_RTT_RTO_MS * USEC_PER_MSEC);
+	return max(req->timeout, usecs_to_jiffies(us));
 }
 
 /*
@@ -698,7 +734,7 @@ static unsigned long probe_timeout(struct sroce_req *req)
 	pto = req->srtt_us ? usecs_to_jiffies(2 * req->srtt_us) :
 			     req->timeout / 2;
 	pto = max3(pto, msecs_to_jiffies(SROCE_REQ_MIN_PTO_MS), 2UL);
-	return 2 * pto <= req->timeout ? pto : 0;
+	return 2 * pto <= sroce_req_rto(req) ? pto : 0;
 }
 
 /**
@@ -706,8 +742,10 @@ static unsigned long probe_timeout(struct sroce_req *req)
  * @qp: the QP; called by its send engine, with packets outstanding
  *
  * For the probe timeout while the probe of this wait has not gone, else
- * for the local ACK timeout, doubled for each timeout in a row. Nothing
- * when the timeout is infinite.
+ * for the retransmission timeout (sroce_req_rto(): at least the local ACK
+ * timeout),
+ * doubled for each timeout in a row. Nothing when the timeout is
+ * infinite.
  */
 void sroce_req_arm(struct sroce_qp *qp)
 {
@@ -719,7 +757,7 @@ void sroce_req_arm(struct sroce_qp *qp)
 	req->probe_armed = pto != 0;
 	req->pto = pto;
 	mod_timer(&req->retrans_timer,
-		  jiffies + (pto ?: req->timeout << req->backoff));
+		  jiffies + (pto ?: sroce_req_rto(req) << req->backoff));
 }
 
 /* Bind a window, invalidate a key, or register a fast-registration MR. */
@@ -1037,6 +1075,7 @@ void sroce_req_cleanup(struct sroce_qp *qp)
 static void probe_reset(struct sroce_req *req, u32 psn)
 {
 	req->tx_high = psn;
+	req->timeout_high = psn;
 	req->probed = false;
 	req->probe_armed = false;
 	req->pto = 0;
@@ -1046,6 +1085,7 @@ static void probe_reset(struct sroce_req *req, u32 psn)
 	req->rtt_psn = 0;
 	req->rtt_start = 0;
 	req->srtt_us = 0;
+	req->rttvar_us = 0;
 }
 
 /* A new connection's congestion window: full, nothing of a past loss. */

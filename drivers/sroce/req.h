@@ -108,9 +108,13 @@ struct sroce_swqe {
  * @rnr_wait: waiting for the RNR timer before resending
  * @retrans_timer: transport timer (local ACK timeout)
  * @rnr_timer: RNR NAK timer
- * @timeout: transport timeout in jiffies; 0 is infinite
- * @backoff: consecutive timeouts without progress; the timer waits
- *	   @timeout << @backoff
+ * @timeout: transport timeout in jiffies (the local ACK timeout); 0 is
+ *	     infinite
+ * @backoff: timeouts in a row; the timer waits the retransmission
+ *	     timeout << @backoff (req.c: at least @timeout). Progress ends
+ *	     the row only past @timeout_high, or with a round trip measured
+ * @timeout_high: @tx_high when the last timeout sent everything again: an
+ *		  acknowledgment up to it may be of either sending
  * @cwnd: packets that may be unacknowledged now (RC), at most
  *	  SROCE_REQ_WINDOW
  * @ssthresh: below it @cwnd grows by every packet acknowledged (slow
@@ -128,6 +132,7 @@ struct sroce_swqe {
  * @rtt_psn: a packet sent once, with AckReq, at @rtt_start (ns)
  * @rtt_start: see @rtt_psn
  * @srtt_us: smoothed round-trip time in microseconds; 0: no sample yet
+ * @rttvar_us: its mean deviation in microseconds (RFC 6298)
  *
  * Everything but the timers and @resp_pkts belongs to @task: only the
  * running engine touches it (see task.c).
@@ -154,6 +159,7 @@ struct sroce_req {
 	struct timer_list rnr_timer;
 	unsigned long timeout;
 	u8 backoff;
+	u32 timeout_high;
 	u32 cwnd;
 	u32 ssthresh;
 	u32 cwnd_acked;
@@ -167,6 +173,7 @@ struct sroce_req {
 	u32 rtt_psn;
 	u64 rtt_start;
 	u32 srtt_us;
+	u32 rttvar_us;
 };
 
 /**
@@ -193,7 +200,8 @@ void sroce_req_stop(struct sroce_qp *qp);
 void sroce_req_reset(struct sroce_qp *qp);
 void sroce_req_rewind(struct sroce_qp *qp, u32 psn);
 int sroce_req_probe(struct sroce_qp *qp);
-void sroce_req_rtt_sample(struct sroce_qp *qp, u32 psn);
+bool sroce_req_rtt_sample(struct sroce_qp *qp, u32 psn);
+unsigned long sroce_req_rto(const struct sroce_req *req);
 void sroce_req_arm(struct sroce_qp *qp);
 void sroce_req_ring_corrupt(struct sroce_qp *qp);
 void sroce_req_update(struct sroce_qp *qp, int mask);

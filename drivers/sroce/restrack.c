@@ -78,7 +78,9 @@ static int fill_qp(struct sk_buff *msg, void *obj)
 				   READ_ONCE(req->rnr_left)) ||
 	    rdma_nl_put_driver_u32(msg, "cwnd", READ_ONCE(req->cwnd)) ||
 	    rdma_nl_put_driver_u32(msg, "ssthresh", READ_ONCE(req->ssthresh)) ||
-	    rdma_nl_put_driver_u32(msg, "srtt_us", READ_ONCE(req->srtt_us)))
+	    rdma_nl_put_driver_u32(msg, "srtt_us", READ_ONCE(req->srtt_us)) ||
+	    rdma_nl_put_driver_u32(msg, "rttvar_us",
+				   READ_ONCE(req->rttvar_us)))
 		return -EMSGSIZE;
 	return 0;
 }
