@@ -85,6 +85,8 @@ resent=$(($(counter sroce_a retransmits) - r_before))
 log "$timeouts timeouts, $resent resends"
 ((timeouts <= 3)) ||
 	fail "$timeouts transport timeouts with nothing lost (at most 3 allowed): the timer ignored the round trip"
+((resent <= timeouts)) ||
+	fail "$resent resends for $timeouts timeouts with nothing lost: sequence NAKs without a loss"
 if ! [[ $qp =~ drv_srtt_us\ ([0-9]+)\ drv_rttvar_us\ ([0-9]+) ]]; then
 	cat "$tmp/qps" "$tmp/c"
 	fail "rdma resource show qp -dd showed no srtt_us and rttvar_us: ${qp:-nothing}"

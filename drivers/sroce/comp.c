@@ -271,8 +271,10 @@ static void ack_upto(struct sroce_qp *qp, u32 psn)
 	 * acknowledged (Karn's rule, RFC 6298, 5.7): such an acknowledgment
 	 * may be the original's, late because the round trip exceeds the
 	 * timer, and the short timer back would time out again, and again,
-	 * and no round trip could be measured. A round trip measured, or a
-	 * packet sent once after the timeout acknowledged, ends it.
+	 * and no round trip could be measured. A packet sent once after the
+	 * timeout acknowledged ends it (a round trip measured is one). Until
+	 * then the next wait has no tail probe and a longer timer: after a
+	 * loss, for the next message or window at most.
 	 */
 	if (sroce_req_rtt_sample(qp, psn) ||
 	    sroce_psn_diff(psn, req->timeout_high) > 0)

@@ -690,13 +690,22 @@ bool sroce_req_rtt_sample(struct sroce_qp *qp, u32 psn)
 	return true;
 }
 
+/* The round trip's part of the timer (RFC 6298, 2), in microseconds. */
+static u64 rtt_rto_us(const struct sroce_req *req)
+{
+	/* At least a quarter of the round trip: a steady one has no deviation. */
+	return req->srtt_us + max(4 * (u64)req->rttvar_us,
+				  (u64)req->srtt_us / 4);
+}
+
 /**
  * sroce_req_rto() - the retransmission timeout
  * @req: the requester
  *
  * The local ACK timeout, or longer when the round trip measured says the
- * acknowledgments take longer (RFC 6298, 2: srtt + 4 rttvar, here at most
- * SROCE_REQ_MAX_RTT_RTO_MS). The IBA's timeout is the least a requester
+ * acknowledgments take longer (RFC 6298, 2: srtt + 4 rttvar, at least
+ * srtt / 4 more than srtt, here at most SROCE_REQ_MAX_RTT_RTO_MS). The
+ * IBA's timeout is the least a requester
  * waits (9.7.6.1.3); on a slow link many QPs together fill the queues
  * until the round trip exceeds it, and a timer that fired then would
  * resend what is only late, and spend the retries of a QP that lost
@@ -707,12 +716,27 @@ bool sroce_req_rtt_sample(struct sroce_qp *qp, u32 psn)
  */
 unsigned long sroce_req_rto(const struct sroce_req *req)
 {
-	u64 us = (u64)req->srtt_us + 4 * (u64)req->rttvar_us;
+	u64 us;
 
 	if (!req->timeout || !req->srtt_us)
 		return req->timeout;
-	us = min_t(u64, us, SROCE_REQ_MAX_RTT_RTO_MS * USEC_PER_MSEC);
+	us = min_t(u64, rtt_rto_us(req), SROCE_REQ_MAX_RTT_RTO_MS * USEC_PER_MSEC);
 	return max(req->timeout, usecs_to_jiffies(us));
+}
+
+/*
+ * The transport timer's wait after @req->backoff timeouts in a row: the
+ * local ACK timeout doubled for each, as always; the round trip's longer
+ * wait doubled too, but never past SROCE_REQ_MAX_RTT_RTO_MS: it only
+ * keeps the timer from firing at acknowledgments on their way, and must
+ * not make a dead peer take minutes to find.
+ */
+static unsigned long timer_wait(const struct sroce_req *req)
+{
+	unsigned long cap = msecs_to_jiffies(SROCE_REQ_MAX_RTT_RTO_MS);
+
+	return max(req->timeout << req->backoff,
+		   min(sroce_req_rto(req) << req->backoff, cap));
 }
 
 /*
@@ -757,7 +781,7 @@ void sroce_req_arm(struct sroce_qp *qp)
 	req->probe_armed = pto != 0;
 	req->pto = pto;
 	mod_timer(&req->retrans_timer,
-		  jiffies + (pto ?: sroce_req_rto(req) << req->backoff));
+		  jiffies + (pto ?: timer_wait(req)));
 }
 
 /* Bind a window, invalidate a key, or register a fast-registration MR. */
@@ -1174,6 +1198,12 @@ void sroce_req_update(struct sroce_qp *qp, int mask)
 	if (mask & IB_QP_TIMEOUT) {
 		req->timeout = timeout_jiffies(qp->attr.timeout);
 		req->backoff = 0;
+	}
+	/* A new path: its round trip is not the old one's. */
+	if (mask & IB_QP_AV) {
+		req->srtt_us = 0;
+		req->rttvar_us = 0;
+		req->rtt_busy = false;
 	}
 	if (mask & IB_QP_RETRY_CNT)
 		req->retry_left = qp->attr.retry_cnt;

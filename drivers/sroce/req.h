@@ -106,7 +106,7 @@ struct sroce_swqe {
  * @retry_psn: the PSN of the last resend
  * @rnr_left: RNR retries left; 7 means without limit
  * @rnr_wait: waiting for the RNR timer before resending
- * @retrans_timer: transport timer (local ACK timeout)
+ * @retrans_timer: transport timer (the retransmission timeout, req.c)
  * @rnr_timer: RNR NAK timer
  * @timeout: transport timeout in jiffies (the local ACK timeout); 0 is
  *	     infinite
