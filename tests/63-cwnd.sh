@@ -50,10 +50,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-tcp_listening() {
-	nb ss -Htln 'sport = :18515' | grep -q .
-}
-
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug ||
 	fail "cannot mount debugfs"
 topo_up
@@ -66,7 +62,7 @@ secs=$(scaled 20)
 nb timeout "$(scaled 60)" ib_write_bw -d sroce_b -x "$gb" -s 16384 -u 16 -D "$secs" -F \
 	>"$tmp/s" 2>&1 &
 spid=$!
-wait_server 10 "$spid" tcp_listening || { cat "$tmp/s"; fail "the ib_write_bw server exited"; }
+wait_server 10 "$spid" ns_listening b 18515 || { cat "$tmp/s"; fail "the ib_write_bw server exited"; }
 na timeout "$(scaled 60)" ib_write_bw -d sroce_a -x "$ga" -s 16384 -u 16 -D "$secs" -F 192.0.2.2 \
 	>"$tmp/c" 2>&1 &
 cpid=$!

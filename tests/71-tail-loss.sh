@@ -52,10 +52,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-tcp_listening() {
-	nb ss -Htln 'sport = :18515' | grep -q .
-}
-
 # hits DEV: the device's tx_drop hits.
 hits() {
 	awk '$1 == "tx_drop" { print $2 }' "$dbg/$1/hits"
@@ -83,7 +79,7 @@ run() {
 	nb timeout "$(scaled 60)" ibv_rc_pingpong -d sroce_b -g "$gb" -m 1024 -s "$size" \
 		-n 5 --chk >"$tmp/s" 2>&1 &
 	spid=$!
-	wait_server 10 "$spid" tcp_listening ||
+	wait_server 10 "$spid" ns_listening b 18515 ||
 		fail "ibv_rc_pingpong server: $(cat "$tmp/s")"
 	t0=$(counter sroce_a timeouts)
 	p0=$(counter sroce_a tail_probes)
@@ -124,7 +120,7 @@ echo 1 >"$param"
 nb timeout "$(scaled 60)" ib_read_bw -d sroce_b -x "$gb" -s 1024 -n 5 -F \
 	>"$tmp/s" 2>&1 &
 spid=$!
-wait_server 10 "$spid" tcp_listening || fail "ib_read_bw server: $(cat "$tmp/s")"
+wait_server 10 "$spid" ns_listening b 18515 || fail "ib_read_bw server: $(cat "$tmp/s")"
 t0=$(counter sroce_a timeouts)
 p0=$(counter sroce_a tail_probes)
 ha0=$(hits sroce_a)

@@ -42,10 +42,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-tcp_listening() {
-	nb ss -Htln 'sport = :18515' | grep -q .
-}
-
 topo_up
 topo_neigh_pin
 ga=$(gid_index sroce_a 192.0.2.1)
@@ -58,7 +54,7 @@ r_before=$(counter sroce_a retransmits)
 nb timeout "$(scaled 150)" ib_write_bw -d sroce_b -x "$gb" -s 65536 -n 40 -u 14 -F \
 	>"$tmp/s" 2>&1 &
 spid=$!
-wait_server 10 "$spid" tcp_listening || { cat "$tmp/s"; fail "the ib_write_bw server exited"; }
+wait_server 10 "$spid" ns_listening b 18515 || { cat "$tmp/s"; fail "the ib_write_bw server exited"; }
 na timeout "$(scaled 150)" ib_write_bw -d sroce_a -x "$ga" -s 65536 -n 40 -u 14 -F 192.0.2.2 \
 	>"$tmp/c" 2>&1 &
 cpid=$!

@@ -33,6 +33,7 @@
 #   sroce_load            load sroce.ko and what it needs (no-op if loaded)
 #   sroce_unload          unload sroce, wait until it is gone
 #   na CMD... / nb CMD... run CMD in network namespace a / b
+#   ns_listening NS PORT  something listens on TCP PORT in netns NS
 #   ns_pair PORT OUT_S OUT_C SERVER... -- CLIENT...
 #                         SERVER in netns a until it listens on PORT, then
 #                         CLIENT in netns b; exit statuses in pair_st_s
@@ -145,6 +146,12 @@ na() {
 
 _ns_a_listening() {
 	na ss -Htuln "sport = :$1" | grep -q .
+}
+
+# ns_listening NS PORT: something listens on TCP PORT in netns NS (a
+# perftest server's exchange port, 18515, for wait_server).
+ns_listening() {
+	ip netns exec "$1" ss -Htln "sport = :$2" | grep -q .
 }
 
 # ns_pair PORT OUT_S OUT_C SERVER... -- CLIENT...: a client-server run

@@ -283,10 +283,10 @@ static void *map_fast(struct sroce_mr *mr, u32 gen, u64 iova, u32 len,
  * caller has checked the range against registration @gen. Returns the
  * address and sets *chunk, or returns NULL (*chunk set all the same) for
  * a fast-registration MR that was invalidated or registered anew since
- * the check (map_fast()): the
- * access then touches nothing. Every map_chunk() is followed by an
- * unmap_chunk(), NULL or not: a fast-registration MR's reg_lock is held
- * between the two (sparse sees the other types take it too).
+ * the check (map_fast()): the access then touches nothing. Every
+ * map_chunk() is followed by an unmap_chunk(), NULL or not: a
+ * fast-registration MR's reg_lock is held between the two (sparse sees
+ * the other types take it too).
  */
 static void *map_chunk(struct sroce_mr *mr, u32 gen, u64 iova, u32 len,
 		       u32 *chunk)
@@ -403,6 +403,28 @@ bool sroce_mr_copy_out(struct sroce_mr *mr, u32 gen, u64 iova, void *buf,
 		len -= chunk;
 	}
 	return copied;
+}
+
+/* As sroce_mr_copy_in(), from a kernel buffer, without the ordering. */
+static bool copy_in_buf(struct sroce_mr *mr, u32 gen, u64 iova,
+			const void *buf, u32 len)
+{
+	bool placed = true;
+	u32 chunk;
+	void *p;
+
+	while (len) {
+		p = map_chunk(mr, gen, iova, len, &chunk);
+		if (p)
+			memcpy(p, buf, chunk);
+		else
+			placed = false;
+		unmap_chunk(mr, p);
+		iova += chunk;
+		buf += chunk;
+		len -= chunk;
+	}
+	return placed;
 }
 
 /*
@@ -587,32 +609,22 @@ int sroce_sgl_copy_in_buf(struct sroce_dev *sdev, struct ib_pd *pd,
 			  struct sroce_sgl *sgl, const void *buf, u32 len)
 {
 	struct sroce_mr *mr;
-	u32 n, gen, chunk;
+	bool placed;
+	u32 n, gen;
 	u64 iova;
 	int err;
-	void *p;
 
 	while (len) {
 		mr = sgl_next(sdev, pd, sgl, len, IB_ACCESS_LOCAL_WRITE, &iova,
 			      &gen, &n, &err);
 		if (!mr)
 			return err;
-		len -= n;
-		err = 0;
-		while (n) {
-			p = map_chunk(mr, gen, iova, n, &chunk);
-			if (p)
-				memcpy(p, buf, chunk);
-			else
-				err = -EACCES;
-			unmap_chunk(mr, p);
-			iova += chunk;
-			buf += chunk;
-			n -= chunk;
-		}
+		placed = copy_in_buf(mr, gen, iova, buf, n);
 		sroce_mr_put(mr);
-		if (err)
-			return err;
+		if (!placed)
+			return -EACCES;
+		buf += n;
+		len -= n;
 	}
 	return 0;
 }

@@ -705,11 +705,10 @@ static u64 rtt_rto_us(const struct sroce_req *req)
  * The local ACK timeout, or longer when the round trip measured says the
  * acknowledgments take longer (RFC 6298, 2: srtt + 4 rttvar, at least
  * srtt / 4 more than srtt, here at most SROCE_REQ_MAX_RTT_RTO_MS). The
- * IBA's timeout is the least a requester
- * waits (9.7.6.1.3); on a slow link many QPs together fill the queues
- * until the round trip exceeds it, and a timer that fired then would
- * resend what is only late, and spend the retries of a QP that lost
- * nothing.
+ * IBA's timeout is the least a requester waits (9.7.6.1.3); on a slow
+ * link many QPs together fill the queues until the round trip exceeds
+ * it, and a timer that fired then would resend what is only late, and
+ * spend the retries of a QP that lost nothing.
  *
  * Return: the timeout in jiffies; 0 when the local ACK timeout is
  * infinite.
@@ -767,9 +766,8 @@ static unsigned long probe_timeout(struct sroce_req *req)
  *
  * For the probe timeout while the probe of this wait has not gone, else
  * for the retransmission timeout (sroce_req_rto(): at least the local ACK
- * timeout),
- * doubled for each timeout in a row. Nothing when the timeout is
- * infinite.
+ * timeout), doubled for each timeout in a row (timer_wait()). Nothing
+ * when the timeout is infinite.
  */
 void sroce_req_arm(struct sroce_qp *qp)
 {
