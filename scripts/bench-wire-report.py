@@ -166,6 +166,8 @@ def main():
           f"{info.get('active_mtu_rxe', '?')}, sroce "
           f"{info.get('active_mtu_sroce', '?')}. rxe's ICRC uses "
           f"{info.get('rxe_crc32', '?')}.")
+    if "sroce_params" in info:
+        print(f"sroce's module parameters set: {info['sroce_params']}.")
     losers = []
     with open(os.path.join(out, "results.csv"), "w", newline="") as f:
         w = csv.writer(f)

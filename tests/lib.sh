@@ -29,6 +29,8 @@
 #                         times SROCE_TIMEOUT_SCALE)
 #   scaled SECS           print SECS times SROCE_TIMEOUT_SCALE, for a
 #                         test's own time limits (timeout $(scaled 120) ...)
+#   scaled_down N         print N divided by SROCE_TIMEOUT_SCALE (at least
+#                         1), for a count of work on a slow kernel
 #   wait_server SECS PID CMD...  the same, but return 1 if process PID exits
 #   sroce_load            load sroce.ko and what it needs (no-op if loaded)
 #   sroce_unload          unload sroce, wait until it is gone
@@ -95,6 +97,15 @@ skip() {
 # SROCE_TIMEOUT_SCALE (scripts/vm-run); every time limit stretches by it.
 scaled() {
 	echo "$((${1:?usage: scaled SECONDS} * ${SROCE_TIMEOUT_SCALE:-1}))"
+}
+
+# A count of work (messages, rounds) for a slow kernel: N divided by
+# SROCE_TIMEOUT_SCALE, at least 1; the work a time limit is set for
+# stays the same on every kernel where a test uses scaled() alone.
+scaled_down() {
+	local n=$((${1:?usage: scaled_down N} / ${SROCE_TIMEOUT_SCALE:-1}))
+
+	echo "$((n > 0 ? n : 1))"
 }
 
 # "10s", or "10s x4" where the limit was scaled.

@@ -572,6 +572,12 @@ static void sroce_dev_dealloc(struct ib_device *ibdev)
 	mutex_unlock(&sroce_devices_lock);
 	/* Receivers that found the device before it left the list are done. */
 	synchronize_net();
+	/* Every QP is gone, and took its part of the device's flight along. */
+	WARN_ONCE(atomic_read(&sdev->req_flight) ||
+		  atomic_read(&sdev->req_active),
+		  "sroce: %s: %d packets of %d QPs left counted in flight\n",
+		  dev_name(&ibdev->dev), atomic_read(&sdev->req_flight),
+		  atomic_read(&sdev->req_active));
 	sroce_dev_uninit(sdev);
 }
 

@@ -62,6 +62,9 @@ struct sroce_net;
  * @mcgs: multicast groups with QPs attached (mcast.c)
  * @num_mcg: entries of @mcgs
  * @fault: fault injection for tests (fault.c)
+ * @req_flight: unacknowledged packets of the device's RC and XRC QPs
+ *		together, as each send engine last counted its own (req.c)
+ * @req_active: QPs counted in @req_flight with at least one packet
  *
  * The xarrays hold an object only once it is fully built (see each
  * object's create function) and lose it before it is torn down.
@@ -90,6 +93,8 @@ struct sroce_dev {
 	struct list_head mcgs;
 	u32 num_mcg;
 	struct sroce_fault fault;
+	atomic_t req_flight;
+	atomic_t req_active;
 };
 
 extern struct mutex sroce_devices_lock;

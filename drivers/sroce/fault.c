@@ -306,6 +306,8 @@ void sroce_fault_publish(struct sroce_dev *sdev)
 	debugfs_create_file("hits", 0400, f->dir, f, &hits_fops);
 	debugfs_create_bool("resp_hold", 0600, f->dir, &f->resp_hold);
 	debugfs_create_atomic_t("tx_drop_next", 0600, f->dir, &f->tx_drop_next);
+	/* Not a fault: what the device's RC requesters have in flight. */
+	debugfs_create_atomic_t("flight", 0400, f->dir, &sdev->req_flight);
 }
 
 /**

@@ -62,6 +62,18 @@
  * executed again up to the responder's resources), and a peer's ACK of a
  * probed duplicate could cover a READ whose response is on its way, an
  * implied NAK (IBA 9.7.5.2.1) that would resend the READ for nothing.
+ *
+ * Many QPs: each QP's window alone does not keep many QPs from overrunning
+ * a link together (64 QPs at the least window of 8 packets are 512
+ * packets in flight). So a device also bounds what its RC and XRC QPs
+ * keep unacknowledged together (module parameter "flight", in packets):
+ * each send engine counts its QP's unacknowledged packets into the
+ * device's total as it goes (flight_count()), and a QP past its fair share
+ * of the bound (the bound divided among the QPs with packets in flight)
+ * sends more only while the total is below the bound. A held QP always
+ * has a packet in flight whose acknowledgment runs its engine again: the
+ * last packet before it is held asks for one (flight_held()). The
+ * hardware counter flight_holds counts the holds.
  */
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
@@ -96,6 +108,10 @@ static_assert(SROCE_SEND_INLINE == IB_SEND_INLINE);
 static bool sroce_req_tail_probe = true;
 module_param_named(tail_probe, sroce_req_tail_probe, bool, 0644);
 MODULE_PARM_DESC(tail_probe, "RC tail-loss probes: 1 (the default) or 0; read when the transport timer is armed");
+
+static unsigned int sroce_req_flight = SROCE_REQ_WINDOW;
+module_param_named(flight, sroce_req_flight, uint, 0644);
+MODULE_PARM_DESC(flight, "RC packets a device's QPs keep unacknowledged together beyond each one's fair share (default 256; 0: no bound)");
 
 /**
  * sroce_req_swqe() - the private copy of the WQE at an SQ index
@@ -463,7 +479,7 @@ static enum ib_wc_status send_packet(struct sroce_qp *qp, struct sroce_swqe *s,
 	op = &sroce_opcodes[opcode];
 	pad = -paylen & 3;
 	ackreq = sroce_qp_is_reliable(qp) && (last || ack_due(qp, psn));
-	ackreq |= req->probing;
+	ackreq |= req->probing || req->ack_now;
 
 	*sent = false;
 	skb = sroce_net_alloc_skb(sdev, av, op->hdr_len + paylen + pad +
@@ -500,6 +516,8 @@ static enum ib_wc_status send_packet(struct sroce_qp *qp, struct sroce_swqe *s,
 	}
 	if (sroce_psn_diff(req->psn, req->tx_high) > 0)
 		req->tx_high = req->psn;
+	req->ack_now = false;
+	req->ackreq_last = ackreq;
 	if (av == &qp->attr.av)
 		sroce_net_xmit(sdev, &qp->dst_cache, av, qp->src_port, skb);
 	else
@@ -889,14 +907,72 @@ static bool start_next(struct sroce_qp *qp)
 	return true;
 }
 
+/* Packets sent and not acknowledged: what the QP counts in flight. */
+static u32 unacked(const struct sroce_req *req)
+{
+	return max(sroce_psn_diff(req->psn, req->unacked_psn), 0);
+}
+
+/*
+ * Count @now packets of the QP in its device's flight (see the top of this
+ * file): the engine's own count, so only the engine or a caller that
+ * stopped it may change it.
+ */
+static void flight_count(struct sroce_qp *qp, u32 now)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	struct sroce_req *req = &qp->req;
+
+	if (now == req->flight)
+		return;
+	if (!req->flight)
+		atomic_inc(&sdev->req_active);
+	else if (!now)
+		atomic_dec(&sdev->req_active);
+	atomic_add((int)(now - req->flight), &sdev->req_flight);
+	req->flight = now;
+}
+
+/*
+ * Whether the device's bound holds back the QP's next packet, @used
+ * packets being unacknowledged. Below its fair share a QP always sends;
+ * above, only while the device's total is below the bound. A QP is held
+ * only once its last packet asked for an acknowledgment, else one more
+ * goes, asking for one: the acknowledgment runs the engine again.
+ */
+static bool flight_held(struct sroce_qp *qp, u32 used)
+{
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
+	u32 bound = READ_ONCE(sroce_req_flight);
+	struct sroce_req *req = &qp->req;
+	int active;
+
+	if (!bound)
+		return false;
+	active = max(atomic_read(&sdev->req_active), 1);
+	if (used < max(bound / active, SROCE_REQ_MIN_SHARE) ||
+	    atomic_read(&sdev->req_flight) < bound)
+		return false;
+	if (!req->ackreq_last) {
+		req->ack_now = true;
+		return false;
+	}
+	sroce_stats_add(&sdev->stats, SROCE_STAT_FLIGHT_HOLDS, 1);
+	return true;
+}
+
 static bool window_open(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
+	u32 used;
 
 	if (!sroce_qp_is_reliable(qp))
 		return true;
-	return !req->rnr_wait &&
-	       sroce_psn_diff(req->psn, req->unacked_psn) < req->cwnd;
+	used = unacked(req);
+	if (req->rnr_wait || used >= req->cwnd)
+		return false;
+	flight_count(qp, used);
+	return !flight_held(qp, used);
 }
 
 static void arm_timer(struct sroce_qp *qp)
@@ -988,10 +1064,12 @@ static bool req_engine(struct sroce_task *task)
 
 	if (state < IB_QPS_RTS) {
 		skb_queue_purge(&qp->req.resp_pkts);
+		flight_count(qp, 0);
 		return false;
 	}
 	if (state == IB_QPS_ERR || state == IB_QPS_SQE) {
 		skb_queue_purge(&qp->req.resp_pkts);
+		flight_count(qp, 0);
 		more = sroce_comp_flush(qp);
 		/* The CQ full: the flag says "ring" all the same, no rerun. */
 		return update_wakeup(qp) && more;
@@ -1001,6 +1079,7 @@ static bool req_engine(struct sroce_task *task)
 	    READ_ONCE(qp->state) != IB_QPS_SQE)
 		more |= send_packets(qp, SROCE_REQ_BUDGET);
 	more |= sroce_comp_complete(qp);
+	flight_count(qp, sroce_qp_is_reliable(qp) ? unacked(&qp->req) : 0);
 	return update_wakeup(qp) || more;
 }
 
@@ -1090,6 +1169,7 @@ void sroce_req_stop(struct sroce_qp *qp)
  */
 void sroce_req_cleanup(struct sroce_qp *qp)
 {
+	flight_count(qp, 0);
 	kvfree(qp->req.swqe);
 }
 
@@ -1142,6 +1222,9 @@ void sroce_req_reset(struct sroce_qp *qp)
 	req->backoff = 0;
 	window_reset(req);
 	probe_reset(req, 0);
+	flight_count(qp, 0);
+	req->ackreq_last = false;
+	req->ack_now = false;
 	clear_bit(SROCE_QP_EV_TIMEOUT, &qp->events);
 	clear_bit(SROCE_QP_EV_RNR, &qp->events);
 }

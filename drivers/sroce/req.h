@@ -14,6 +14,7 @@ struct sroce_qp;
 
 #define SROCE_REQ_WINDOW	256	/* unacknowledged packets at most, RC */
 #define SROCE_REQ_MIN_WINDOW	8	/* ... after a loss */
+#define SROCE_REQ_MIN_SHARE	2	/* a QP's least share of the device's flight */
 
 /**
  * enum sroce_swqe_state - where a send WQE is
@@ -133,6 +134,9 @@ struct sroce_swqe {
  * @rtt_start: see @rtt_psn
  * @srtt_us: smoothed round-trip time in microseconds; 0: no sample yet
  * @rttvar_us: its mean deviation in microseconds (RFC 6298)
+ * @flight: packets this QP counts in its device's req_flight (req.c)
+ * @ackreq_last: the last packet sent asked for an acknowledgment
+ * @ack_now: the next packet is to ask for one (the device's bound)
  *
  * Everything but the timers and @resp_pkts belongs to @task: only the
  * running engine touches it (see task.c).
@@ -174,6 +178,9 @@ struct sroce_req {
 	u64 rtt_start;
 	u32 srtt_us;
 	u32 rttvar_us;
+	u32 flight;
+	bool ackreq_last;
+	bool ack_now;
 };
 
 /**

@@ -40,6 +40,9 @@
  * @SROCE_STAT_DUP_REQUESTS: duplicate requests received
  * @SROCE_STAT_TAIL_PROBES: requester's tail-loss probes (its last packet
  *	sent again when no acknowledgment came for twice the round trip)
+ * @SROCE_STAT_FLIGHT_HOLDS: times an RC QP held back a packet its own
+ *	window allowed, because the device's QPs together had as many
+ *	unacknowledged packets as module parameter "flight" allows
  * @SROCE_NUM_STATS: number of counters
  */
 enum sroce_stat {
@@ -68,6 +71,7 @@ enum sroce_stat {
 	SROCE_STAT_NAKS_SENT,
 	SROCE_STAT_DUP_REQUESTS,
 	SROCE_STAT_TAIL_PROBES,
+	SROCE_STAT_FLIGHT_HOLDS,
 	SROCE_NUM_STATS,
 };
 

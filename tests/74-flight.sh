@@ -1,0 +1,171 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# 74-flight: a device bounds what its RC QPs keep unacknowledged together
+# (module parameter "flight"; drivers/sroce/req.c, Documentation/
+# datapath.md "Send engine"), without holding any QP back for good.
+#
+#   netns a: sroce_a on veth_a 192.0.2.1  <==>  netns b: sroce_b on veth_b 192.0.2.2
+#            sroce-traffic server                  sroce-traffic client
+#
+# Byte-verified traffic over 8 RC QPs both ways (SEND and WRITE,
+# messages up to 32 KiB: up to 32 packets of 1 KiB at veth MTU 1500),
+# netem delaying each veth by 10 ms, while a sampler reads each device's
+# count of unacknowledged packets (debugfs sroce/<device>/flight) every
+# few milliseconds:
+#
+#   1. flight=0 (no bound), the control: some sample exceeds what the
+#      bound below allows, else the sampler could not see a bound work
+#      and the test proves nothing.
+#   2. flight=16: no sample exceeds 16 plus 2 packets a QP (each QP may
+#      keep its fair share, 2 here, and sends one packet more, asking
+#      for an acknowledgment, when it is held right after a packet that
+#      did not ask), plus 2 for two CPUs racing; flight_holds grows.
+#   3. flight=4, READs too, 2 % of sroce_b's packets dropped (fault
+#      injection): losses and holds together, the traffic still
+#      completes. (A READ request counts its whole response at once,
+#      so READs may take a device past its bound: not sampled.)
+#   4. The client killed in the middle of a run: once its QPs are gone,
+#      both devices count 0 in flight (and so at every step: a device
+#      removed with packets counted warns, which fails the test).
+# Every run must end with every byte verified; the kernel must not
+# complain.
+# timeout: 400
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-traffic.sh"
+
+dbg=/sys/kernel/debug/sroce
+param=/sys/module/sroce/parameters/flight
+tmp=$(mktemp -d)
+qps=8
+spid=
+mpid=
+
+cleanup() {
+	set +e
+	[[ -n $mpid ]] && kill "$mpid" 2>/dev/null
+	[[ -n $spid ]] && kill "$spid" 2>/dev/null
+	wait 2>/dev/null
+	[[ -f $dbg/sroce_b/tx_drop ]] && echo 0 >"$dbg/sroce_b/tx_drop"
+	[[ -w $param ]] && echo 256 >"$param"
+	topo_down
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# sample FILE: the largest of both devices' flight, read every few
+# milliseconds; written to FILE when killed (SIGTERM).
+sample() {
+	local max=0 a b
+
+	set +e
+	trap 'echo "$max" >"$1"; exit 0' TERM
+	while :; do
+		read -r a <"$dbg/sroce_a/flight" || a=0
+		read -r b <"$dbg/sroce_b/flight" || b=0
+		((a > max)) && max=$a
+		((b > max)) && max=$b
+		sleep 0.002
+	done
+}
+
+holds() {
+	echo $(($(counter sroce_a flight_holds) + $(counter sroce_b flight_holds)))
+}
+
+# run SEED BOUND OPS MIX: one traffic run with the sampler; sets $max
+# and $held.
+run() {
+	local h0
+
+	echo "$2" >"$param"
+	h0=$(holds)
+	rm -f "$tmp/max"
+	sample "$tmp/max" &
+	mpid=$!
+	traffic "$tmp" --qps "$qps" --ops "$3" --max-size 32768 --sq-depth 32 \
+		--mix "$4" --seed "$1"
+	kill "$mpid"
+	wait "$mpid" 2>/dev/null || true
+	mpid=
+	read -r max <"$tmp/max" || fail "the sampler wrote nothing"
+	held=$(($(holds) - h0))
+	log "flight=$2: at most $max packets in flight on a device, $held holds"
+}
+
+mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug ||
+	fail "cannot mount debugfs"
+topo_up
+for f in "$dbg/sroce_a/flight" "$dbg/sroce_b/flight" "$dbg/sroce_b/tx_drop" "$param"; do
+	[[ -e $f ]] || fail "no $f"
+done
+topo_neigh_pin
+# A round trip of 20 ms keeps packets in flight long enough to be seen.
+na tc qdisc add dev veth_a root netem delay 10ms limit 100000 ||
+	fail "cannot add netem to veth_a"
+nb tc qdisc add dev veth_b root netem delay 10ms limit 100000 ||
+	fail "cannot add netem to veth_b"
+
+# 1. The control.
+allowed=$((16 + 2 * qps + 2))
+run 74001 0 "$(scaled_down 1000)" send,write
+((max > allowed)) ||
+	fail "without a bound at most $max packets were in flight (not above $allowed): the test cannot see the bound"
+((held == 0)) || fail "$held holds without a bound"
+
+# 2. The bound.
+run 74002 16 "$(scaled_down 300)" send,write
+((max <= allowed)) || fail "flight=16: $max packets in flight on a device (at most $allowed allowed)"
+((held > 0)) || fail "flight=16: no QP was ever held"
+
+# 3. The bound and losses.
+echo 20000 >"$dbg/sroce_b/tx_drop"
+t0=$(counter sroce_b retransmits)
+run 74003 4 "$(scaled_down 100)" send,write,read
+echo 0 >"$dbg/sroce_b/tx_drop"
+((held > 0)) || fail "flight=4: no QP was ever held"
+(($(counter sroce_b retransmits) > t0)) || fail "flight=4: no loss was recovered from: the case proves nothing"
+
+# 4. QPs destroyed with packets in flight.
+echo 16 >"$param"
+gid_a=$(gid_index sroce_a 192.0.2.1)
+gid_b=$(gid_index sroce_b 192.0.2.2)
+na sroce-traffic --server -d sroce_a -g "$gid_a" --timeout "$(scaled 60)" >"$tmp/s4" 2>&1 &
+spid=$!
+wait_server 10 "$spid" _traffic_listening || fail "the server exited before it listened"
+nb sroce-traffic --client 192.0.2.1 -d sroce_b -g "$gid_b" --qps "$qps" --ops 1000000 \
+	--max-size 32768 --sq-depth 32 --mix send,write,read --timeout "$(scaled 60)" \
+	>"$tmp/c4" 2>&1 &
+cpid=$!
+seen=0
+for ((i = 0; i < 500 && !seen; i++)); do
+	read -r a <"$dbg/sroce_b/flight"
+	((a > 0)) && seen=1
+	sleep 0.01
+done
+((seen)) || { cat "$tmp/c4"; fail "the client never had a packet in flight"; }
+# nb and na run their command in a child: kill the programs themselves.
+pkill -9 -f 'sroce-traffic --client' || fail "no sroce-traffic client to kill"
+wait "$cpid" 2>/dev/null || true
+pkill -f 'sroce-traffic --server' || true
+wait "$spid" 2>/dev/null || true
+spid=
+_no_traffic() {
+	! pgrep -f 'sroce-traffic' >/dev/null
+}
+wait_for 10 _no_traffic
+_flight_zero() {
+	local a b
+
+	read -r a <"$dbg/sroce_a/flight"
+	read -r b <"$dbg/sroce_b/flight"
+	((a == 0 && b == 0))
+}
+if ! (wait_for 10 _flight_zero); then
+	rdma -dd resource show qp | sed 's/^/  /'
+	fail "QPs gone, flight still counted: sroce_a $(cat "$dbg/sroce_a/flight"), sroce_b $(cat "$dbg/sroce_b/flight")"
+fi
+log "client killed with packets in flight: both devices count 0"
+
+kernel_log_clean || fail "the kernel complained"
