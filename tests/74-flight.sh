@@ -17,10 +17,13 @@
 #   1. flight=0 (no bound), the control: some sample exceeds what the
 #      bound below allows, else the sampler could not see a bound work
 #      and the test proves nothing.
-#   2. flight=16: no sample exceeds 16 plus 2 packets a QP (each QP may
-#      keep its fair share, 2 here, and sends one packet more, asking
-#      for an acknowledgment, when it is held right after a packet that
-#      did not ask), plus 2 for two CPUs racing; flight_holds grows.
+#   2. flight=16: no sample exceeds 16 plus 4 packets a QP (a QP below
+#      its fair share may take the total 2 a QP past the bound, one with
+#      nothing in flight sends one, and one held right after a packet
+#      that asked for no acknowledgment sends one more, asking), plus 2
+#      for two CPUs racing; flight_holds grows; and, nothing being lost,
+#      no transport timeout and no tail-loss probe: a held QP goes on
+#      when its acknowledgment comes, not when a timer finds it stuck.
 #   3. flight=4, READs too, 2 % of sroce_b's packets dropped (fault
 #      injection): losses and holds together, the traffic still
 #      completes. (A READ request counts its whole response at once,
@@ -39,6 +42,7 @@ dbg=/sys/kernel/debug/sroce
 param=/sys/module/sroce/parameters/flight
 tmp=$(mktemp -d)
 qps=8
+bound0=
 spid=
 mpid=
 
@@ -48,7 +52,7 @@ cleanup() {
 	[[ -n $spid ]] && kill "$spid" 2>/dev/null
 	wait 2>/dev/null
 	[[ -f $dbg/sroce_b/tx_drop ]] && echo 0 >"$dbg/sroce_b/tx_drop"
-	[[ -w $param ]] && echo 256 >"$param"
+	[[ -w $param && -n $bound0 ]] && echo "$bound0" >"$param"
 	topo_down
 	rm -rf "$tmp"
 }
@@ -72,6 +76,16 @@ sample() {
 
 holds() {
 	echo $(($(counter sroce_a flight_holds) + $(counter sroce_b flight_holds)))
+}
+
+# Transport timeouts and tail-loss probes of both devices.
+stuck() {
+	local d n=0
+
+	for d in sroce_a sroce_b; do
+		n=$((n + $(counter "$d" timeouts) + $(counter "$d" tail_probes)))
+	done
+	echo "$n"
 }
 
 # run SEED BOUND OPS MIX: one traffic run with the sampler; sets $max
@@ -100,6 +114,7 @@ topo_up
 for f in "$dbg/sroce_a/flight" "$dbg/sroce_b/flight" "$dbg/sroce_b/tx_drop" "$param"; do
 	[[ -e $f ]] || fail "no $f"
 done
+read -r bound0 <"$param"
 topo_neigh_pin
 # A round trip of 20 ms keeps packets in flight long enough to be seen.
 na tc qdisc add dev veth_a root netem delay 10ms limit 100000 ||
@@ -108,16 +123,19 @@ nb tc qdisc add dev veth_b root netem delay 10ms limit 100000 ||
 	fail "cannot add netem to veth_b"
 
 # 1. The control.
-allowed=$((16 + 2 * qps + 2))
+allowed=$((16 + 4 * qps + 2))
 run 74001 0 "$(scaled_down 1000)" send,write
 ((max > allowed)) ||
 	fail "without a bound at most $max packets were in flight (not above $allowed): the test cannot see the bound"
 ((held == 0)) || fail "$held holds without a bound"
 
 # 2. The bound.
+stuck0=$(stuck)
 run 74002 16 "$(scaled_down 300)" send,write
 ((max <= allowed)) || fail "flight=16: $max packets in flight on a device (at most $allowed allowed)"
 ((held > 0)) || fail "flight=16: no QP was ever held"
+stuck=$(($(stuck) - stuck0))
+((stuck == 0)) || fail "flight=16, nothing lost: $stuck timeouts and tail-loss probes (held QPs waited for a timer)"
 
 # 3. The bound and losses.
 echo 20000 >"$dbg/sroce_b/tx_drop"

@@ -93,7 +93,8 @@ struct sroce_dev {
 	struct list_head mcgs;
 	u32 num_mcg;
 	struct sroce_fault fault;
-	atomic_t req_flight;
+	/* Written at every RC packet: not beside what every packet reads. */
+	atomic_t req_flight ____cacheline_aligned_in_smp;
 	atomic_t req_active;
 };
 

@@ -68,12 +68,16 @@
  * packets in flight). So a device also bounds what its RC and XRC QPs
  * keep unacknowledged together (module parameter "flight", in packets):
  * each send engine counts its QP's unacknowledged packets into the
- * device's total as it goes (flight_count()), and a QP past its fair share
- * of the bound (the bound divided among the QPs with packets in flight)
- * sends more only while the total is below the bound. A held QP always
- * has a packet in flight whose acknowledgment runs its engine again: the
- * last packet before it is held asks for one (flight_held()). The
- * hardware counter flight_holds counts the holds.
+ * device's total as it goes (flight_count()). Before a packet goes,
+ * flight_hold() decides: a QP sends while the total is below the bound;
+ * a QP below its fair share (the bound divided among the QPs with packets
+ * in flight, at least SROCE_REQ_MIN_SHARE) while the total is below the
+ * bound plus that least share for every such QP, so that a QP that comes
+ * late gets its share even while earlier ones hold the whole bound; and a
+ * QP with nothing in flight always sends. A held QP always has a packet
+ * in flight whose acknowledgment runs its engine again: the last packet
+ * before it is held asks for one. The hardware counter flight_holds
+ * counts the holds.
  */
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
@@ -104,6 +108,7 @@ static_assert(SROCE_SEND_INLINE == IB_SEND_INLINE);
 #define SROCE_REQ_BUDGET	64	/* packets per engine run */
 #define SROCE_REQ_MIN_PTO_MS	10	/* a probe timeout's least */
 #define SROCE_REQ_MAX_RTT_RTO_MS 1000	/* a round trip lengthens the timer to this */
+#define SROCE_REQ_MIN_SHARE	2	/* a QP's least share of the device's flight */
 
 static bool sroce_req_tail_probe = true;
 module_param_named(tail_probe, sroce_req_tail_probe, bool, 0644);
@@ -111,7 +116,7 @@ MODULE_PARM_DESC(tail_probe, "RC tail-loss probes: 1 (the default) or 0; read wh
 
 static unsigned int sroce_req_flight = SROCE_REQ_WINDOW;
 module_param_named(flight, sroce_req_flight, uint, 0644);
-MODULE_PARM_DESC(flight, "RC packets a device's QPs keep unacknowledged together beyond each one's fair share (default 256; 0: no bound)");
+MODULE_PARM_DESC(flight, "RC packets a device's QPs may keep unacknowledged together before a QP past its fair share waits (default 256; 0: no bound)");
 
 /**
  * sroce_req_swqe() - the private copy of the WQE at an SQ index
@@ -619,6 +624,7 @@ static bool probe_packet(struct sroce_qp *qp, u32 psn)
 {
 	struct sroce_req *req = &qp->req;
 	u32 cur = req->cur, offset = req->offset, next = req->psn;
+	bool ackreq_last = req->ackreq_last;
 	struct sroce_sgl sgl = req->sgl;
 	enum ib_wc_status status;
 	struct sroce_swqe *s;
@@ -632,6 +638,9 @@ static bool probe_packet(struct sroce_qp *qp, u32 psn)
 	req->probing = true;
 	status = send_packet(qp, s, &sent);
 	req->probing = false;
+	/* Whether the last packet in PSN order asked is as it was. */
+	req->ackreq_last = ackreq_last || (sent && psn == sroce_psn_add(next,
+									SROCE_PSN_MASK));
 	req->cur = cur;
 	req->offset = offset;
 	req->sgl = sgl;
@@ -907,10 +916,21 @@ static bool start_next(struct sroce_qp *qp)
 	return true;
 }
 
-/* Packets sent and not acknowledged: what the QP counts in flight. */
-static u32 unacked(const struct sroce_req *req)
+/*
+ * What the QP counts in its device's flight: its packets sent and not yet
+ * acknowledged, as far as it knows (after a rewind, those sent before it
+ * are counted again only as they are resent), at most SROCE_REQ_WINDOW (a
+ * READ request counts its whole response at once); none while its
+ * transport timer is infinite (local ACK timeout 0), since such a QP may
+ * keep its packets unacknowledged for ever.
+ */
+static u32 flight_of(const struct sroce_req *req)
 {
-	return max(sroce_psn_diff(req->psn, req->unacked_psn), 0);
+	s32 used = sroce_psn_diff(req->psn, req->unacked_psn);
+
+	if (!req->timeout || used <= 0)
+		return 0;
+	return min_t(u32, used, SROCE_REQ_WINDOW);
 }
 
 /*
@@ -934,24 +954,30 @@ static void flight_count(struct sroce_qp *qp, u32 now)
 }
 
 /*
- * Whether the device's bound holds back the QP's next packet, @used
- * packets being unacknowledged. Below its fair share a QP always sends;
- * above, only while the device's total is below the bound. A QP is held
- * only once its last packet asked for an acknowledgment, else one more
- * goes, asking for one: the acknowledgment runs the engine again.
+ * Decide whether the device's bound holds back the QP's next packet (one
+ * is ready to go), and count a hold. A QP with nothing counted always
+ * sends; one below its fair share while the device's total is below the
+ * bound plus SROCE_REQ_MIN_SHARE a QP; any while the total is below the
+ * bound. A QP is held only once its last packet asked for an
+ * acknowledgment, else one more goes, asking for one: that
+ * acknowledgment runs the engine again.
  */
-static bool flight_held(struct sroce_qp *qp, u32 used)
+static bool flight_hold(struct sroce_qp *qp)
 {
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	u32 bound = READ_ONCE(sroce_req_flight);
 	struct sroce_req *req = &qp->req;
-	int active;
+	u32 used, active, total;
 
-	if (!bound)
+	used = flight_of(req);
+	flight_count(qp, used);
+	if (!bound || !used)
 		return false;
 	active = max(atomic_read(&sdev->req_active), 1);
-	if (used < max(bound / active, SROCE_REQ_MIN_SHARE) ||
-	    atomic_read(&sdev->req_flight) < bound)
+	total = max(atomic_read(&sdev->req_flight), 0);
+	if (total < bound ||
+	    (used < max(bound / active, SROCE_REQ_MIN_SHARE) &&
+	     total < (u64)bound + active * SROCE_REQ_MIN_SHARE))
 		return false;
 	if (!req->ackreq_last) {
 		req->ack_now = true;
@@ -964,15 +990,11 @@ static bool flight_held(struct sroce_qp *qp, u32 used)
 static bool window_open(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
-	u32 used;
 
 	if (!sroce_qp_is_reliable(qp))
 		return true;
-	used = unacked(req);
-	if (req->rnr_wait || used >= req->cwnd)
-		return false;
-	flight_count(qp, used);
-	return !flight_held(qp, used);
+	return !req->rnr_wait &&
+	       sroce_psn_diff(req->psn, req->unacked_psn) < req->cwnd;
 }
 
 static void arm_timer(struct sroce_qp *qp)
@@ -1006,6 +1028,8 @@ static bool send_packets(struct sroce_qp *qp, int budget)
 			sroce_req_seek(qp, req->cur + 1, 0);
 			continue;
 		}
+		if (sroce_qp_is_reliable(qp) && flight_hold(qp))
+			break;
 		status = send_packet(qp, s, &sent);
 		if (status != IB_WC_SUCCESS) {
 			sroce_comp_wqe_done(qp, s, status);
@@ -1079,7 +1103,7 @@ static bool req_engine(struct sroce_task *task)
 	    READ_ONCE(qp->state) != IB_QPS_SQE)
 		more |= send_packets(qp, SROCE_REQ_BUDGET);
 	more |= sroce_comp_complete(qp);
-	flight_count(qp, sroce_qp_is_reliable(qp) ? unacked(&qp->req) : 0);
+	flight_count(qp, sroce_qp_is_reliable(qp) ? flight_of(&qp->req) : 0);
 	return update_wakeup(qp) || more;
 }
 
@@ -1164,7 +1188,8 @@ void sroce_req_stop(struct sroce_qp *qp)
 }
 
 /**
- * sroce_req_cleanup() - free the send engine's memory
+ * sroce_req_cleanup() - free the send engine's memory, and take the QP's
+ * packets out of its device's flight
  * @qp: the QP, its engine stopped
  */
 void sroce_req_cleanup(struct sroce_qp *qp)

@@ -14,7 +14,6 @@ struct sroce_qp;
 
 #define SROCE_REQ_WINDOW	256	/* unacknowledged packets at most, RC */
 #define SROCE_REQ_MIN_WINDOW	8	/* ... after a loss */
-#define SROCE_REQ_MIN_SHARE	2	/* a QP's least share of the device's flight */
 
 /**
  * enum sroce_swqe_state - where a send WQE is
