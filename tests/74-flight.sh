@@ -10,7 +10,7 @@
 #
 # Byte-verified traffic over 8 RC QPs both ways (SEND and WRITE,
 # messages up to 32 KiB: up to 32 packets of 1 KiB at veth MTU 1500),
-# netem delaying each veth by 10 ms, while a sampler reads each device's
+# netem delaying each veth by 10 ms (100 ms on the debug kernel), while a sampler reads each device's
 # count of unacknowledged packets (debugfs sroce/<device>/flight) every
 # few milliseconds:
 #
@@ -22,8 +22,11 @@
 #      nothing in flight sends one, and one held right after a packet
 #      that asked for no acknowledgment sends one more, asking), plus 2
 #      for two CPUs racing; flight_holds grows; and, nothing being lost,
-#      no transport timeout and no tail-loss probe: a held QP goes on
-#      when its acknowledgment comes, not when a timer finds it stuck.
+#      at most 4 transport timeouts or tail-loss probes a QP pair (the
+#      local ACK timeout is 1 s, so that the first wait, before a round
+#      trip is measured, outlasts the debug kernel's round trip), where a
+#      held QP that waited for a timer would make about one of every
+#      hold: it goes on when its acknowledgment comes.
 #   3. flight=4, READs too, 2 % of sroce_b's packets dropped (fault
 #      injection): losses and holds together, the traffic still
 #      completes. (A READ request counts its whole response at once,
@@ -99,7 +102,7 @@ run() {
 	sample "$tmp/max" &
 	mpid=$!
 	traffic "$tmp" --qps "$qps" --ops "$3" --max-size 32768 --sq-depth 32 \
-		--mix "$4" --seed "$1"
+		--mix "$4" --seed "$1" --ack-timeout 18
 	kill "$mpid"
 	wait "$mpid" 2>/dev/null || true
 	mpid=
@@ -116,10 +119,13 @@ for f in "$dbg/sroce_a/flight" "$dbg/sroce_b/flight" "$dbg/sroce_b/tx_drop" "$pa
 done
 read -r bound0 <"$param"
 topo_neigh_pin
-# A round trip of 20 ms keeps packets in flight long enough to be seen.
-na tc qdisc add dev veth_a root netem delay 10ms limit 100000 ||
+# A round trip of 20 ms keeps packets in flight long enough to be seen
+# (as long again for each step of a slow kernel's scale, which sends
+# that much slower).
+delay=$((10 * ${SROCE_TIMEOUT_SCALE:-1}))ms
+na tc qdisc add dev veth_a root netem delay "$delay" limit 100000 ||
 	fail "cannot add netem to veth_a"
-nb tc qdisc add dev veth_b root netem delay 10ms limit 100000 ||
+nb tc qdisc add dev veth_b root netem delay "$delay" limit 100000 ||
 	fail "cannot add netem to veth_b"
 
 # 1. The control.
@@ -135,7 +141,9 @@ run 74002 16 "$(scaled_down 300)" send,write
 ((max <= allowed)) || fail "flight=16: $max packets in flight on a device (at most $allowed allowed)"
 ((held > 0)) || fail "flight=16: no QP was ever held"
 stuck=$(($(stuck) - stuck0))
-((stuck == 0)) || fail "flight=16, nothing lost: $stuck timeouts and tail-loss probes (held QPs waited for a timer)"
+log "flight=16: $stuck transport timeouts and tail-loss probes"
+((stuck <= 4 * qps)) ||
+	fail "flight=16, nothing lost: $stuck timeouts and tail-loss probes, more than $((4 * qps)) (held QPs waited for a timer)"
 
 # 3. The bound and losses.
 echo 20000 >"$dbg/sroce_b/tx_drop"

@@ -68,7 +68,7 @@
 #define UD_QKEY		0x11111111
 #define MSG_WORDS	(16 + MAX_QPS * 8)
 #define PROTO_MAGIC	0x73726f6365747266ULL	/* "srocetrf" */
-#define PROTO_VERSION	1
+#define PROTO_VERSION	2
 #define IDLE_SECS	2.0	/* --allow-loss: when the last message is late */
 
 enum kind { K_SEND, K_SEND_IMM, K_WRITE, K_WRITE_IMM, K_READ, K_CAS, K_FADD, K_NR };
@@ -156,6 +156,7 @@ struct params {
 	uint64_t seed;
 	uint32_t qps, ops[2], max_size, mix, transport, sq_depth, rq_depth;
 	uint32_t max_sge, mtu, max_msg, max_rd_atomic, pool_size, win_size;
+	uint8_t ack_timeout;
 	bool allow_loss;
 };
 
@@ -196,13 +197,14 @@ static struct options {
 	bool server, one_way, allow_loss, verbose, mix_set, lax_grh, any_sl;
 	int gid_index;
 	uint32_t qps, ops, max_size, mix, sq_depth, rq_depth, timeout;
+	uint32_t ack_timeout;
 	uint64_t seed;
 	enum ibv_qp_type transport;
 	enum inject inject;
 } opt = {
 	.port = "18515", .gid_index = -1, .qps = 4, .ops = 1000,
 	.max_size = 32768, .sq_depth = 32, .rq_depth = 32, .timeout = 300,
-	.transport = IBV_QPT_RC,
+	.ack_timeout = 14, .transport = IBV_QPT_RC,
 };
 
 static struct {
@@ -970,7 +972,8 @@ static uint32_t hello_words(const struct caps *caps, uint64_t *w)
 	uint64_t v[] = {
 		PROTO_MAGIC, PROTO_VERSION, opt.seed, opt.qps, opt.ops, opt.max_size,
 		opt.mix, opt.transport, opt.sq_depth, opt.rq_depth,
-		opt.one_way | opt.allow_loss << 1 | opt.mix_set << 2,
+		opt.one_way | opt.allow_loss << 1 | opt.mix_set << 2 |
+			(uint64_t)opt.ack_timeout << 8,
 		caps->max_sge, caps->mtu, caps->rd_atom, caps->dest_rd_atom,
 		caps->atomic, caps->max_wr,
 	};
@@ -994,6 +997,7 @@ static void negotiate(const uint64_t *cl, const uint64_t *sv)
 	p->mix = cl[6];
 	p->transport = cl[7];
 	p->allow_loss = cl[10] & 2;
+	p->ack_timeout = (cl[10] >> 8) & 31;
 	p->sq_depth = min32(cl[8], min32(cl[16], sv[16]));
 	p->rq_depth = min32(cl[9], min32(cl[16], sv[16]));
 	p->max_sge = min32(cl[11], sv[11]);
@@ -1228,7 +1232,7 @@ static void connect_qp(struct tqp *t)
 	a.sq_psn = t->psn;
 	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 	if (rc) {
-		a.timeout = 14;
+		a.timeout = c.p.ack_timeout;
 		a.retry_cnt = 7;
 		a.rnr_retry = 7;
 		a.max_rd_atomic = c.p.max_rd_atomic;
@@ -2163,6 +2167,8 @@ static const char usage_text[] =
 "      --sq-depth N        send queue depth (32)\n"
 "      --rq-depth N        receive queue depth (32)\n"
 "      --one-way           only the client initiates\n"
+"      --ack-timeout N     rc: the QPs' local ACK timeout, 4.096 us * 2^N\n"
+"                          (14: 67 ms; 0: infinite)\n"
 "      --allow-loss        uc/ud: lost, duplicated and reordered messages are\n"
 "                          counted, not mismatches (for netem); uc write targets\n"
 "                          are then only checked where no write went\n"
@@ -2232,7 +2238,8 @@ static void parse_inject(const char *s)
 	opt.inject = i;
 }
 
-enum { O_SQ = 256, O_RQ, O_ONE_WAY, O_ALLOW_LOSS, O_INJECT, O_LAX_GRH, O_ANY_SL };
+enum { O_SQ = 256, O_RQ, O_ONE_WAY, O_ALLOW_LOSS, O_INJECT, O_LAX_GRH, O_ANY_SL,
+       O_ACK_TIMEOUT };
 
 static const struct option long_opts[] = {
 	{ "server", no_argument, NULL, 'S' },
@@ -2254,6 +2261,7 @@ static const struct option long_opts[] = {
 	{ "inject-corruption", required_argument, NULL, O_INJECT },
 	{ "lax-grh-checksum", no_argument, NULL, O_LAX_GRH },
 	{ "any-sl", no_argument, NULL, O_ANY_SL },
+	{ "ack-timeout", required_argument, NULL, O_ACK_TIMEOUT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -2281,6 +2289,7 @@ static void parse_option(int o, const char *arg)
 	case O_INJECT: parse_inject(arg); break;
 	case O_LAX_GRH: opt.lax_grh = true; break;
 	case O_ANY_SL: opt.any_sl = true; break;
+	case O_ACK_TIMEOUT: opt.ack_timeout = tool_number(arg, 31); break;
 	case 'v': opt.verbose = true; break;
 	case 'h': usage(0);
 	default: usage(2);
