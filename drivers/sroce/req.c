@@ -917,18 +917,20 @@ static bool start_next(struct sroce_qp *qp)
 }
 
 /*
- * What the QP counts in its device's flight: its packets sent and not yet
- * acknowledged, as far as it knows (after a rewind, those sent before it
- * are counted again only as they are resent), at most SROCE_REQ_WINDOW (a
- * READ request counts its whole response at once); none while its
- * transport timer is infinite (local ACK timeout 0), since such a QP may
- * keep its packets unacknowledged for ever.
+ * What the QP counts in its device's flight: nothing unless RC or XRC;
+ * its packets sent and not yet acknowledged, as far as it knows (after a
+ * rewind, those sent before it are counted again only as they are
+ * resent), at most SROCE_REQ_WINDOW (a READ request counts its whole
+ * response at once); none while its transport timer is infinite (local
+ * ACK timeout 0), since such a QP may keep its packets unacknowledged for
+ * ever.
  */
-static u32 flight_of(const struct sroce_req *req)
+static u32 flight_of(const struct sroce_qp *qp)
 {
+	const struct sroce_req *req = &qp->req;
 	s32 used = sroce_psn_diff(req->psn, req->unacked_psn);
 
-	if (!req->timeout || used <= 0)
+	if (!sroce_qp_is_reliable(qp) || !req->timeout || used <= 0)
 		return 0;
 	return min_t(u32, used, SROCE_REQ_WINDOW);
 }
@@ -969,7 +971,7 @@ static bool flight_hold(struct sroce_qp *qp)
 	struct sroce_req *req = &qp->req;
 	u32 used, active, total;
 
-	used = flight_of(req);
+	used = flight_of(qp);
 	flight_count(qp, used);
 	if (!bound || !used)
 		return false;
@@ -1028,7 +1030,7 @@ static bool send_packets(struct sroce_qp *qp, int budget)
 			sroce_req_seek(qp, req->cur + 1, 0);
 			continue;
 		}
-		if (sroce_qp_is_reliable(qp) && flight_hold(qp))
+		if (flight_hold(qp))
 			break;
 		status = send_packet(qp, s, &sent);
 		if (status != IB_WC_SUCCESS) {
@@ -1103,7 +1105,7 @@ static bool req_engine(struct sroce_task *task)
 	    READ_ONCE(qp->state) != IB_QPS_SQE)
 		more |= send_packets(qp, SROCE_REQ_BUDGET);
 	more |= sroce_comp_complete(qp);
-	flight_count(qp, sroce_qp_is_reliable(qp) ? flight_of(&qp->req) : 0);
+	flight_count(qp, flight_of(qp));
 	return update_wakeup(qp) || more;
 }
 
