@@ -6,8 +6,11 @@ Usage: bench-wire-report.py DIR
 Reads the "@" lines of DIR/console-2.log (VM 2 drives the benchmark and
 prints every result) and writes DIR/rounds.csv, results.csv, cpu.csv,
 sizes.csv, counters.csv and bw-vs-size.png (if matplotlib is there); prints the tables
-as Markdown. Exit status 1 if the console holds no result.
+as Markdown. With DIR/host.tsv and DIR/marks.txt (the host's samples of
+its CPU and of both QEMUs' threads, and when each client started and
+ended), also host.csv and a table of the host's CPU during the runs. Exit status 1 if the console holds no result.
 """
+import bisect
 import csv
 import os
 import re
@@ -25,6 +28,8 @@ FIGURES = [
     ("write_lat_2b", "ib_write_lat 2 B typical", "usec", 0, False),
     ("write_lat_2b_p99", "ib_write_lat 2 B 99th pct", "usec", 1, False),
 ]
+# The figures with a run of their own (not a second column of one).
+MAIN_FIGURES = [(f[0], f[1]) for f in FIGURES if not f[3]]
 CONFIGS = ("rxe", "sroce", "rxe-lo", "sroce-lo")
 PAIRS = (("two hosts", "rxe", "sroce"), ("loopback", "rxe-lo", "sroce-lo"))
 
@@ -53,7 +58,7 @@ def read_console(path):
                     rows.append(w)
                 elif kind == "run" and len(w) >= 5 and w[3] in CONFIGS:
                     rows.append(w)
-                elif kind == "cpu" and len(w) == 12 and w[3] in CONFIGS:
+                elif kind == "cpu" and len(w) in (12, 16) and w[3] in CONFIGS:
                     [int(x) for x in w[4:]]
                     rows.append(w)
                 elif kind == "ctr" and len(w) == 6 and w[2] in CONFIGS:
@@ -117,6 +122,7 @@ def main():
 
     runs = {}   # (figure, config) -> [value per round]
     cpu = {}    # (figure, config) -> [(s/GB, s/Mmsg, vm2 s, vm1 s)]
+    guest = {}  # (figure, config) -> [the @cpu line's ten tick counts]
     sweep = {}  # config -> {size: MB/s}
     with open(os.path.join(out, "rounds.csv"), "w", newline="") as f:
         w = csv.writer(f)
@@ -136,15 +142,20 @@ def main():
     with open(os.path.join(out, "cpu.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["kernel", "round", "figure", "config", "messages", "bytes",
-                    "vm2_sys", "vm2_irq", "vm2_softirq",
-                    "vm1_sys", "vm1_irq", "vm1_softirq", "clock_ticks_per_s"])
+                    "vm2_sys", "vm2_irq", "vm2_softirq", "vm2_user", "vm2_idle",
+                    "vm1_sys", "vm1_irq", "vm1_softirq", "vm1_user", "vm1_idle",
+                    "clock_ticks_per_s"])
         for r in rows:
             if r[0] != "@cpu":
                 continue
             _, rnd, fig, config = r[:4]
             msgs, nbytes, *t = (int(x) for x in r[4:])
-            w.writerow([kernel, rnd, fig, config, msgs, nbytes, *t, int(hz)])
-            vm2, vm1 = sum(t[:3]) / hz, sum(t[3:]) / hz
+            if len(t) == 6:     # before user and idle were recorded
+                t = t[:3] + [None, None] + t[3:] + [None, None]
+            w.writerow([kernel, rnd, fig, config, msgs, nbytes,
+                        *("" if x is None else x for x in t), int(hz)])
+            vm2, vm1 = sum(t[:3]) / hz, sum(t[5:8]) / hz
+            guest.setdefault((fig, config), []).append(t)
             total = vm1 + vm2
             cpu.setdefault((fig, config), []).append(
                 (total / (nbytes / 1e9) if nbytes else None,
@@ -218,9 +229,7 @@ def main():
     print("| figure | rxe s/GB | sroce s/GB | ratio | rxe s/M msgs | "
           "sroce s/M msgs | ratio |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    for name, label, _, col, _ in FIGURES:
-        if col:
-            continue
+    for name, label in MAIN_FIGURES:
         ca, cb = cpu.get((name, "rxe"), []), cpu.get((name, "sroce"), [])
         if not ca and not cb:
             continue
@@ -231,8 +240,149 @@ def main():
         print(f"| {label} | {fmt(ga)} | {fmt(gb)} | {rfmt(ratio(gb, ga, True))} "
               f"| {fmt(ma)} | {fmt(mb)} | {rfmt(ratio(mb, ma, True))} |")
     counters(out, kernel, rows)
+    guest_usage(guest)
+    host_usage(out, kernel, rows)
     chart(out, kernel, sweep)
     return 0
+
+
+def guest_usage(guest):
+    """Where each VM's CPUs were during the runs: kernel, user, idle."""
+    shares = {}
+    for key, ts in guest.items():
+        for t in ts:
+            if t[3] is None:
+                continue
+            for vm, base in (("1", 5), ("2", 0)):
+                k, u, i = sum(t[base:base + 3]), t[base + 3], t[base + 4]
+                if k + u + i > 0:
+                    shares.setdefault(key + (vm,), []).append(
+                        [100.0 * x / (k + u + i) for x in (k, u, i)])
+    if not shares:
+        return
+    print("\n### where the guests' CPUs were, two hosts\n")
+    print("Each VM's /proc/stat over each run (both CPUs; the VMs boot with "
+          "nohz=off, so\nan idle CPU's ticks are counted too): kernel "
+          "(system + irq + softirq), user\n(perftest: libsroce and rdma_rxe's "
+          "provider poll in user space) and idle,\nas shares of the VM's "
+          "time; medians over rounds. VM 1 runs the servers, VM 2\nthe "
+          "clients.\n")
+    print("| figure | config | VM 1 kernel | VM 1 user | VM 1 idle | VM 2 kernel "
+          "| VM 2 user | VM 2 idle |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for name, label in MAIN_FIGURES:
+        for config in ("rxe", "sroce"):
+            a, b = shares.get((name, config, "1")), shares.get((name, config, "2"))
+            if not a or not b:
+                continue
+            cells = [f"{med([x[j] for x in v]):.0f} %" for v in (a, b)
+                     for j in range(3)]
+            print(f"| {label} | {config} | " + " | ".join(cells) + " |")
+
+
+def read_samples(path):
+    """host.tsv (bench-host-sample.py): (ncpu, hz, [sample rows])."""
+    ncpu, hz, samples = 1, 100, []
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if line.startswith("# ncpu") and len(w) == 5:
+                ncpu, hz = int(w[2]), int(w[4])
+            elif len(w) == 9:
+                try:
+                    samples.append([float(x) for x in w])
+                except ValueError:
+                    pass
+    return ncpu, hz, samples
+
+
+def at(samples, t):
+    """The sampled counters at time t, interpolated; None outside."""
+    times = [s[0] for s in samples]
+    i = bisect.bisect_left(times, t)
+    if i == 0 or i >= len(samples):
+        return None
+    a, b = samples[i - 1], samples[i]
+    f = (t - a[0]) / (b[0] - a[0]) if b[0] > a[0] else 0.0
+    return [x + f * (y - x) for x, y in zip(a[1:], b[1:])]
+
+
+def host_usage(out, kernel, rows):
+    """host.csv and a table: the host's CPU, and each QEMU's threads,
+    between each run's client start and end (marks.txt)."""
+    spath, mpath = os.path.join(out, "host.tsv"), os.path.join(out, "marks.txt")
+    if not (os.path.exists(spath) and os.path.exists(mpath)):
+        return
+    ncpu, hz, samples = read_samples(spath)
+    work = {}   # (round, fig, config) -> (messages, bytes)
+    for r in rows:
+        if r[0] == "@cpu":
+            work[tuple(r[1:4])] = (int(r[4]), int(r[5]))
+    spans = {}  # (round, fig, config) -> [start, end]: the last try's
+    with open(mpath) as f:
+        for line in f:
+            w = line.split()
+            if len(w) != 5 or w[1] not in ("start", "end"):
+                continue
+            key = tuple(w[2:5])
+            t = num(w[0])
+            if t is None:
+                continue
+            if w[1] == "start":
+                spans[key] = [t, None]
+            elif key in spans:
+                spans[key][1] = t
+    use = {}    # (fig, config) -> [(busy %, s/GB, s/M, vcpu, main, other)]
+    with open(os.path.join(out, "host.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["kernel", "round", "figure", "config", "seconds",
+                    "host_busy_pct", "host_cpus",
+                    "vm1_vcpu_s", "vm1_main_s", "vm1_other_s",
+                    "vm2_vcpu_s", "vm2_main_s", "vm2_other_s",
+                    "messages", "bytes"])
+        for key, (t0, t1) in sorted(spans.items()):
+            if t1 is None or key not in work or t1 <= t0:
+                continue
+            a, b = at(samples, t0), at(samples, t1)
+            if a is None or b is None:
+                continue
+            d = [y - x for x, y in zip(a, b)]
+            busy = 100.0 * d[0] / d[1] if d[1] > 0 else 0.0
+            vm = [x / hz for x in d[2:]]
+            msgs, nbytes = work[key]
+            w.writerow([kernel, *key, f"{t1 - t0:.3f}", f"{busy:.1f}", ncpu,
+                        *(f"{x:.3f}" for x in vm), msgs, nbytes])
+            qemu = sum(vm)
+            if qemu <= 0:
+                continue
+            use.setdefault(key[1:], []).append(
+                (busy, qemu / (nbytes / 1e9) if nbytes else None,
+                 qemu / (msgs / 1e6) if msgs else None,
+                 100 * (vm[0] + vm[3]) / qemu, 100 * (vm[1] + vm[4]) / qemu,
+                 100 * (vm[2] + vm[5]) / qemu))
+    if not use:
+        return
+    print(f"\n### the host's CPU during each run ({ncpu} CPUs)\n")
+    print("From each client's start to its end: how busy the host was (all "
+          "its CPUs,\nanything running), and the two QEMU processes' CPU "
+          "time per GB (per million\nmessages for latency), split into their "
+          "vCPU threads (the guests, and TCG\ntranslating them; a halted "
+          "vCPU costs nothing), their main threads (the main\nloop: it "
+          "receives the links' datagrams into the guests' virtio rings) and "
+          "the\nrest; medians over rounds (host.csv: every run).\n")
+    print("| figure | config | host busy | QEMU s/GB | QEMU s/M msgs | vCPUs "
+          "| main loops | other |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for name, label in MAIN_FIGURES:
+        for config in CONFIGS:
+            u = use.get((name, config))
+            if not u:
+                continue
+            gb = None if name.startswith("write_lat") else med([x[1] for x in u])
+            print(f"| {label} | {config} | {med([x[0] for x in u]):.0f} % "
+                  f"| {fmt(gb)} | {fmt(med([x[2] for x in u]))} "
+                  f"| {med([x[3] for x in u]):.0f} % | {med([x[4] for x in u]):.0f} % "
+                  f"| {med([x[5] for x in u]):.0f} % |")
 
 
 BORING = re.compile(r"(tx|rx)_(packets|bytes)$|(sent|rcvd)_pkts$|rdma_(sends|recvs)$")

@@ -22,8 +22,10 @@
  *   FLUSH (IBA 1.5) are answered by an RDMA READ RESPONSE ONLY without
  *   payload.
  * - Acknowledgment: a packet with AckReq is acknowledged; the ACKs of one
- *   engine run are coalesced into the last one (9.7.5.1.5). READ and
- *   atomic responses acknowledge by themselves.
+ *   engine run are coalesced into the last one (9.7.5.1.5), and an engine
+ *   run inline by the receive path, one packet at a time, leaves its ACK
+ *   to the tasklet, which runs after the softirq's whole batch of packets:
+ *   one ACK a batch. READ and atomic responses acknowledge by themselves.
  *
  * Errors follow the responder error classes of IBA 9.9.3, in
  * resp_error(): on RC an invalid request or an access error is answered
@@ -1172,6 +1174,15 @@ static bool resp_engine(struct sroce_task *task)
 			return true;
 	}
 	if (resp->ack_pending) {
+		/*
+		 * Run inline by the receive path, the engine sees one packet
+		 * at a time: the ACK waits for the tasklet, which runs when
+		 * the softirq has handed over its whole batch (NET_RX before
+		 * TASKLET; in loopback, when the sender's run ends), so that
+		 * a batch earns one ACK (9.7.5.1.5).
+		 */
+		if (task->inline_run && !kicked)
+			return true;
 		resp->ack_pending = false;
 		send_ack(qp, SROCE_AETH_ACK | SROCE_AETH_CREDIT_INVALID,
 			 resp->ack_psn);
