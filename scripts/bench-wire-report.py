@@ -58,7 +58,7 @@ def read_console(path):
                     rows.append(w)
                 elif kind == "run" and len(w) >= 5 and w[3] in CONFIGS:
                     rows.append(w)
-                elif kind == "cpu" and len(w) in (12, 16) and w[3] in CONFIGS:
+                elif kind == "cpu" and len(w) in (12, 18) and w[3] in CONFIGS:
                     [int(x) for x in w[4:]]
                     rows.append(w)
                 elif kind == "ctr" and len(w) == 6 and w[2] in CONFIGS:
@@ -142,19 +142,19 @@ def main():
     with open(os.path.join(out, "cpu.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["kernel", "round", "figure", "config", "messages", "bytes",
-                    "vm2_sys", "vm2_irq", "vm2_softirq", "vm2_user", "vm2_idle",
-                    "vm1_sys", "vm1_irq", "vm1_softirq", "vm1_user", "vm1_idle",
+                    *(f"vm{v}_{c}" for v in (2, 1) for c in
+                      ("sys", "irq", "softirq", "user", "idle", "elapsed")),
                     "clock_ticks_per_s"])
         for r in rows:
             if r[0] != "@cpu":
                 continue
             _, rnd, fig, config = r[:4]
             msgs, nbytes, *t = (int(x) for x in r[4:])
-            if len(t) == 6:     # before user and idle were recorded
-                t = t[:3] + [None, None] + t[3:] + [None, None]
+            if len(t) == 6:     # before user, idle and elapsed were recorded
+                t = t[:3] + [None] * 3 + t[3:] + [None] * 3
             w.writerow([kernel, rnd, fig, config, msgs, nbytes,
                         *("" if x is None else x for x in t), int(hz)])
-            vm2, vm1 = sum(t[:3]) / hz, sum(t[5:8]) / hz
+            vm2, vm1 = kernel_ticks(t[:6]) / hz, kernel_ticks(t[6:]) / hz
             guest.setdefault((fig, config), []).append(t)
             total = vm1 + vm2
             cpu.setdefault((fig, config), []).append(
@@ -222,10 +222,11 @@ def main():
     print("sroce below rdma_rxe: " + (", ".join(losers) if losers else "none"))
 
     print("\n### kernel CPU time per unit of work, two hosts\n")
-    print("System + irq + softirq time of both VMs over each run (perftest's "
-          "setup included),\nper GB moved and per million messages (a "
-          "latency iteration is one message\neach way); medians over rounds. "
-          "ratio = rxe/sroce: > 1 means sroce does less work.\n")
+    print("Kernel time of both VMs over each run (perftest's setup "
+          "included; the time\nthat was neither idle nor user, see below), "
+          "per GB moved and per million\nmessages (a latency iteration is "
+          "one message each way); medians over rounds.\nratio = rxe/sroce: "
+          "> 1 means sroce does less work.\n")
     print("| figure | rxe s/GB | sroce s/GB | ratio | rxe s/M msgs | "
           "sroce s/M msgs | ratio |")
     print("|---|---:|---:|---:|---:|---:|---:|")
@@ -246,37 +247,51 @@ def main():
     return 0
 
 
+def kernel_ticks(v):
+    """One VM's kernel time from its six @cpu fields (sys, irq, softirq,
+    user, idle, elapsed x CPUs): the elapsed time that was neither idle
+    (measured exactly) nor user; sys + irq + softirq (sampled at ticks,
+    which an idle CPU stops) for runs recorded without the rest."""
+    if v[5] is None:
+        return sum(v[:3])
+    return max(v[5] - v[3] - v[4], 0)
+
+
 def guest_usage(guest):
-    """Where each VM's CPUs were during the runs: kernel, user, idle."""
+    """Where each VM's CPUs were during the runs: kernel, user, idle; and
+    how much of the kernel's time its tick-sampled columns saw."""
     shares = {}
     for key, ts in guest.items():
         for t in ts:
-            if t[3] is None:
-                continue
-            for vm, base in (("1", 5), ("2", 0)):
-                k, u, i = sum(t[base:base + 3]), t[base + 3], t[base + 4]
-                if k + u + i > 0:
-                    shares.setdefault(key + (vm,), []).append(
-                        [100.0 * x / (k + u + i) for x in (k, u, i)])
+            for vm, v in (("1", t[6:]), ("2", t[:6])):
+                if v[5] is None or v[5] <= 0:
+                    continue
+                k = kernel_ticks(v)
+                seen = 100.0 * sum(v[:3]) / k if k else 100.0
+                shares.setdefault(key + (vm,), []).append(
+                    [100.0 * x / v[5] for x in (k, v[3], v[4])] + [seen])
     if not shares:
         return
     print("\n### where the guests' CPUs were, two hosts\n")
-    print("Each VM's /proc/stat over each run (both CPUs; the VMs boot with "
-          "nohz=off, so\nan idle CPU's ticks are counted too): kernel "
-          "(system + irq + softirq), user\n(perftest: libsroce and rdma_rxe's "
-          "provider poll in user space) and idle,\nas shares of the VM's "
-          "time; medians over rounds. VM 1 runs the servers, VM 2\nthe "
+    print("Each VM's /proc/stat and uptime over each run (both CPUs): "
+          "kernel (the time\nthat was neither idle, which is measured "
+          "exactly, nor user), user (perftest:\nlibsroce and rdma_rxe's "
+          "provider poll in user space) and idle, as shares of\nthe VM's "
+          "CPU time; \"ticked\": how much of that kernel time the "
+          "tick-sampled\nsystem, irq and softirq columns saw (an idle CPU "
+          "stops its tick, and a\nsoftirq run between two ticks is in "
+          "none). Medians over rounds. VM 1 runs\nthe servers, VM 2 the "
           "clients.\n")
-    print("| figure | config | VM 1 kernel | VM 1 user | VM 1 idle | VM 2 kernel "
-          "| VM 2 user | VM 2 idle |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| figure | config | VM 1 kernel | user | idle | ticked "
+          "| VM 2 kernel | user | idle | ticked |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, label in MAIN_FIGURES:
         for config in ("rxe", "sroce"):
             a, b = shares.get((name, config, "1")), shares.get((name, config, "2"))
             if not a or not b:
                 continue
             cells = [f"{med([x[j] for x in v]):.0f} %" for v in (a, b)
-                     for j in range(3)]
+                     for j in range(4)]
             print(f"| {label} | {config} | " + " | ".join(cells) + " |")
 
 
