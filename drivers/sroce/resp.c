@@ -22,10 +22,9 @@
  *   FLUSH (IBA 1.5) are answered by an RDMA READ RESPONSE ONLY without
  *   payload.
  * - Acknowledgment: a packet with AckReq is acknowledged; the ACKs of one
- *   engine run are coalesced into the last one (9.7.5.1.5), and an engine
- *   run inline by the receive path, one packet at a time, leaves its ACK
- *   to the tasklet, which runs after the softirq's whole batch of packets:
- *   one ACK a batch. READ and atomic responses acknowledge by themselves.
+ *   engine run are coalesced into the last one (9.7.5.1.5), sent before
+ *   any later response, in PSN order. READ and atomic responses
+ *   acknowledge by themselves.
  *
  * Errors follow the responder error classes of IBA 9.9.3, in
  * resp_error(): on RC an invalid request or an access error is answered
@@ -116,6 +115,28 @@ static void send_ack(struct sroce_qp *qp, u8 syndrome, u32 psn)
 	resp_xmit(qp, skb);
 }
 
+/*
+ * The ACK held for the end of the engine run goes out now, before a
+ * response of a later PSN: responses leave in PSN order. A requester
+ * that meets an older ACK in the middle of a READ response may take it
+ * for the response's end (rdma_rxe's completer does).
+ */
+static void flush_ack(struct sroce_qp *qp)
+{
+	if (!qp->resp.ack_pending)
+		return;
+	qp->resp.ack_pending = false;
+	send_ack(qp, SROCE_AETH_ACK | SROCE_AETH_CREDIT_INVALID,
+		 qp->resp.ack_psn);
+}
+
+/* A NAK or RNR NAK (IBA 9.7.5.2.3, 9.7.5.2.8), after any ACK held. */
+static void send_nak(struct sroce_qp *qp, u8 syndrome, u32 psn)
+{
+	flush_ack(qp);
+	send_ack(qp, syndrome, psn);
+}
+
 static void send_atomic_ack(struct sroce_qp *qp, u32 psn, u64 orig)
 {
 	const struct sroce_opcode_info *op =
@@ -123,6 +144,7 @@ static void send_atomic_ack(struct sroce_qp *qp, u32 psn, u64 orig)
 	struct sroce_atmack *ack;
 	struct sk_buff *skb;
 
+	flush_ack(qp);
 	skb = resp_alloc(qp, IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE, psn, 0);
 	if (!skb)
 		return;
@@ -136,6 +158,7 @@ static void send_empty_read_resp(struct sroce_qp *qp, u32 psn)
 {
 	struct sk_buff *skb;
 
+	flush_ack(qp);
 	skb = resp_alloc(qp, IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY, psn, 0);
 	if (!skb)
 		return;
@@ -643,7 +666,8 @@ static void advance(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 	} else {
 		resp->in_msg = pkt->flags & (SROCE_OP_SEND | SROCE_OP_WRITE);
 	}
-	if (pkt->ackreq) {
+	/* UC acknowledges nothing, whatever a peer's AckReq says (IBA 9.8). */
+	if (pkt->ackreq && sroce_qp_is_reliable(qp)) {
 		resp->ack_pending = true;
 		resp->ack_psn = pkt->psn;
 	}
@@ -752,13 +776,13 @@ static void resp_error(struct sroce_qp *qp, enum resp_result res, u32 psn)
 	sroce_fault_error_delay();
 	if (sroce_qp_is_reliable(qp) && res == RESP_RNR) {
 		sroce_stats_add(&sdev->stats, SROCE_STAT_RNR_NAKS_SENT, 1);
-		send_ack(qp, SROCE_AETH_RNR_NAK | qp->attr.min_rnr_timer, psn);
+		send_nak(qp, SROCE_AETH_RNR_NAK | qp->attr.min_rnr_timer, psn);
 		return;
 	}
 	if (sroce_qp_is_reliable(qp) || e->local) {
 		if (sroce_qp_is_reliable(qp)) {
 			sroce_stats_add(&sdev->stats, SROCE_STAT_NAKS_SENT, 1);
-			send_ack(qp, SROCE_AETH_NAK | e->nak, psn);
+			send_nak(qp, SROCE_AETH_NAK | e->nak, psn);
 		}
 		fail_rwqe(qp, e->status);
 		if (sroce_qp_fail(qp, e->status) && e->event)
@@ -858,7 +882,7 @@ static void recv_rc(struct sroce_qp *qp, struct sk_buff *skb)
 		sroce_stats_add(&qp_dev(qp)->stats, SROCE_STAT_SEQ_ERRORS, 1);
 		if (!resp->nak_sent) {
 			resp->nak_sent = true;
-			send_ack(qp, SROCE_AETH_NAK | SROCE_NAK_PSN_SEQ_ERR,
+			send_nak(qp, SROCE_AETH_NAK | SROCE_NAK_PSN_SEQ_ERR,
 				 resp->epsn);
 		}
 		return;
@@ -1020,6 +1044,7 @@ static int send_read_resp(struct sroce_qp *qp, int budget)
 	int sent = 0;
 	int err = 0;
 
+	flush_ack(qp);
 	/* An XRC target reads with the PD of the SRQ the READ named. */
 	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT && rd->active)
 		qp->resp.xsrq = sroce_srq_get_xrc(qp_dev(qp), rd->srqn,
@@ -1173,20 +1198,7 @@ static bool resp_engine(struct sroce_task *task)
 		if (READ_ONCE(qp->state) == IB_QPS_ERR)
 			return true;
 	}
-	if (resp->ack_pending) {
-		/*
-		 * Run inline by the receive path, the engine sees one packet
-		 * at a time: the ACK waits for the tasklet, which runs when
-		 * the softirq has handed over its whole batch (NET_RX before
-		 * TASKLET; in loopback, when the sender's run ends), so that
-		 * a batch earns one ACK (9.7.5.1.5).
-		 */
-		if (task->inline_run && !kicked)
-			return true;
-		resp->ack_pending = false;
-		send_ack(qp, SROCE_AETH_ACK | SROCE_AETH_CREDIT_INVALID,
-			 resp->ack_psn);
-	}
+	flush_ack(qp);
 	return !kicked &&
 	       (resp->read.active || !skb_queue_empty(&resp->req_pkts));
 }
