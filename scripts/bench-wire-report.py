@@ -8,7 +8,8 @@ prints every result) and writes DIR/rounds.csv, results.csv, cpu.csv,
 sizes.csv, counters.csv and bw-vs-size.png (if matplotlib is there); prints the tables
 as Markdown. With DIR/host.tsv and DIR/marks.txt (the host's samples of
 its CPU and of both QEMUs' threads, and when each client started and
-ended), also host.csv and a table of the host's CPU during the runs. Exit status 1 if the console holds no result.
+ended), also host.csv and a table of the host's CPU during the runs.
+Exit status 1 if the console holds no result.
 """
 import bisect
 import csv
@@ -122,7 +123,8 @@ def main():
 
     runs = {}   # (figure, config) -> [value per round]
     cpu = {}    # (figure, config) -> [(s/GB, s/Mmsg, vm2 s, vm1 s)]
-    guest = {}  # (figure, config) -> [the @cpu line's ten tick counts]
+    guest = {}  # (figure, config) -> [the @cpu line's twelve tick counts]
+    work = {}   # (round, figure, config) -> (messages, bytes)
     sweep = {}  # config -> {size: MB/s}
     with open(os.path.join(out, "rounds.csv"), "w", newline="") as f:
         w = csv.writer(f)
@@ -150,6 +152,7 @@ def main():
                 continue
             _, rnd, fig, config = r[:4]
             msgs, nbytes, *t = (int(x) for x in r[4:])
+            work[(rnd, fig, config)] = (msgs, nbytes)
             if len(t) == 6:     # before user, idle and elapsed were recorded
                 t = t[:3] + [None] * 3 + t[3:] + [None] * 3
             w.writerow([kernel, rnd, fig, config, msgs, nbytes,
@@ -242,7 +245,7 @@ def main():
               f"| {fmt(ma)} | {fmt(mb)} | {rfmt(ratio(mb, ma, True))} |")
     counters(out, kernel, rows)
     guest_usage(guest)
-    host_usage(out, kernel, rows)
+    host_usage(out, kernel, work)
     chart(out, kernel, sweep)
     return 0
 
@@ -311,9 +314,9 @@ def read_samples(path):
     return ncpu, hz, samples
 
 
-def at(samples, t):
-    """The sampled counters at time t, interpolated; None outside."""
-    times = [s[0] for s in samples]
+def at(samples, times, t):
+    """The sampled counters at time t, interpolated; None outside. times:
+    the samples' times, in order."""
     i = bisect.bisect_left(times, t)
     if i == 0 or i >= len(samples):
         return None
@@ -322,17 +325,15 @@ def at(samples, t):
     return [x + f * (y - x) for x, y in zip(a[1:], b[1:])]
 
 
-def host_usage(out, kernel, rows):
+def host_usage(out, kernel, work):
     """host.csv and a table: the host's CPU, and each QEMU's threads,
-    between each run's client start and end (marks.txt)."""
+    between each run's client start and end (marks.txt); work: each run's
+    (messages, bytes), by (round, figure, config)."""
     spath, mpath = os.path.join(out, "host.tsv"), os.path.join(out, "marks.txt")
     if not (os.path.exists(spath) and os.path.exists(mpath)):
         return
     ncpu, hz, samples = read_samples(spath)
-    work = {}   # (round, fig, config) -> (messages, bytes)
-    for r in rows:
-        if r[0] == "@cpu":
-            work[tuple(r[1:4])] = (int(r[4]), int(r[5]))
+    times = [s[0] for s in samples]
     spans = {}  # (round, fig, config) -> [start, end]: the last try's
     with open(mpath) as f:
         for line in f:
@@ -358,7 +359,7 @@ def host_usage(out, kernel, rows):
         for key, (t0, t1) in sorted(spans.items()):
             if t1 is None or key not in work or t1 <= t0:
                 continue
-            a, b = at(samples, t0), at(samples, t1)
+            a, b = at(samples, times, t0), at(samples, times, t1)
             if a is None or b is None:
                 continue
             d = [y - x for x, y in zip(a, b)]
