@@ -222,9 +222,10 @@ for s in sroce rxe; do
 done
 
 # rdma_rxe initiating WRITEs and long READs (up to 512 KiB: 512 packets
-# at the veth's 1024-byte MTU) at sroce, every byte checked. A driver
-# that held its WRITE ACKs for the end of a receive batch (3fe0343) failed
-# here: rdma_rxe's completer WARNed and put its QP in the error state.
+# at the veth's 1024-byte MTU) at sroce, every byte checked. rdma_rxe's
+# completer WARNs and puts its QP in the error state when an ACK that a
+# READ response overtook arrives inside it: without RPS on the veth
+# (lib-rxe.sh) this step failed on 6.12 (Documentation/clients.md).
 t0=$SECONDS
 pair sroce tcp_listening 18515 -- \
 	sroce-traffic --server -d @DEV@ -g @GID@ --timeout "$(scaled 100)" -- \

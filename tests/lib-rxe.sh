@@ -27,10 +27,32 @@
 #   |  rxe0 on veth_r            |==========|  veth_rp                   |
 #   +----------------------------+          +----------------------------+
 #
+# Both ends of the veth steer what they receive by RPS (rxe_in_order):
+# without it a veth hands a packet to the stack on the CPU that sent it,
+# so two packets of one flow sent from two CPUs in turn (two runs of a
+# driver's engine) can arrive swapped, and rdma_rxe's completer takes a
+# stale ACK that arrives inside a READ response for the response's end:
+# it WARNs and fails the QP (rxe_comp.c, COMPST_ERROR with a successful
+# WQE; Documentation/clients.md). RPS hashes a flow to one CPU's queue,
+# in the order it was sent.
+#
 # libibverbs finds rxe0's provider (librxe) in the system's provider
 # directory; run rxe's users with RDMAV_DRIVERS unset ("rxe_run CMD...",
 # which also enters rxn once rxe0 is there).
 rxe_netns=
+
+# rxe_in_order DEV [NETNS]: DEV (in NETNS) hands what it receives to
+# the stack on one CPU per flow (RPS over every CPU), in order.
+rxe_in_order() {
+	local mask
+
+	mask=$(printf '%x' $(((1 << $(nproc)) - 1)))
+	if [[ -n ${2:-} ]]; then
+		ip netns exec "$2" sh -c "echo $mask >/sys/class/net/$1/queues/rx-0/rps_cpus"
+	else
+		echo "$mask" >"/sys/class/net/$1/queues/rx-0/rps_cpus"
+	fi || fail "cannot set RPS on $1"
+}
 
 rxe_up() {
 	modprobe rdma_rxe || fail "cannot load rdma_rxe"
@@ -41,6 +63,8 @@ rxe_up() {
 	ip -n rxp addr add 198.51.100.2/24 dev veth_rp
 	ip -n rxp link set veth_rp up
 	ip link set veth_r up
+	rxe_in_order veth_r
+	rxe_in_order veth_rp rxp
 	rdma link add rxe0 type rxe netdev veth_r ||
 		fail "rdma link add rxe0 failed"
 	wait_for 10 _port_active rxe0
@@ -81,6 +105,7 @@ rxe_to_netns() {
 	ip -n rxn addr add 198.51.100.1/24 dev veth_r
 	ip -n rxn link set veth_r up
 	ip -n rxn link set lo up
+	rxe_in_order veth_r rxn
 	ip netns exec rxn rdma link add rxe0 type rxe netdev veth_r ||
 		fail "rdma link add rxe0 in netns rxn failed"
 	wait_for 10 _port_active rxe0

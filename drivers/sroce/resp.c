@@ -23,8 +23,10 @@
  *   payload.
  * - Acknowledgment: a packet with AckReq is acknowledged; the ACKs of one
  *   engine run are coalesced into the last one (9.7.5.1.5), sent before
- *   any later response, in PSN order. READ and atomic responses
- *   acknowledge by themselves.
+ *   any later response, in PSN order. An engine run inline by the receive
+ *   path, one packet at a time, leaves its ACK to the tasklet, which runs
+ *   after the softirq's whole batch of packets: one ACK a batch. READ and
+ *   atomic responses acknowledge by themselves.
  *
  * Errors follow the responder error classes of IBA 9.9.3, in
  * resp_error(): on RC an invalid request or an access error is answered
@@ -1198,6 +1200,16 @@ static bool resp_engine(struct sroce_task *task)
 		if (READ_ONCE(qp->state) == IB_QPS_ERR)
 			return true;
 	}
+	/*
+	 * Run inline by the receive path, the engine sees one packet at a
+	 * time: the ACK waits for the tasklet, which runs when the softirq
+	 * has handed over its whole batch (NET_RX before TASKLET; in
+	 * loopback, when the sender's run ends), so that a batch earns one
+	 * ACK (9.7.5.1.5). A response of a later PSN in between sends it
+	 * first (flush_ack()).
+	 */
+	if (resp->ack_pending && task->inline_run && !kicked)
+		return true;
 	flush_ack(qp);
 	return !kicked &&
 	       (resp->read.active || !skb_queue_empty(&resp->req_pkts));

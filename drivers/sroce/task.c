@@ -69,6 +69,7 @@ void sroce_task_init(struct sroce_task *task,
 	task->fn = fn;
 	spin_lock_init(&task->lock);
 	task->stopped = false;
+	task->inline_run = false;
 	tasklet_setup(&task->tasklet, sroce_task_tasklet);
 	/* Pinned: the engine resumes on the CPU it ran on (see the DOC). */
 	timer_setup(&task->kick, sroce_task_kicked, TIMER_PINNED);
@@ -98,10 +99,13 @@ void sroce_task_run(struct sroce_task *task)
 	local_bh_disable();
 	if (tasklet_trylock(&task->tasklet)) {
 		/* Ordered after the RUN bit: see the DOC above. */
-		if (!READ_ONCE(task->stopped))
+		if (!READ_ONCE(task->stopped)) {
+			task->inline_run = true;
 			more = task->fn(task);
-		else
+			task->inline_run = false;
+		} else {
 			atomic_inc(&sroce_fault_refused_scheds);
+		}
 		tasklet_unlock(&task->tasklet);
 	} else {
 		more = true;	/* the winner may have looked already */

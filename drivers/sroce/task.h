@@ -14,6 +14,8 @@
  * @stopped: the engine may not be scheduled or run; protected by @lock
  *	     for writers, read locklessly after winning the RUN bit
  * @kick: schedules the engine a tick later (sroce_task_kick())
+ * @inline_run: the run under way is inline (sroce_task_run()), not the
+ *		tasklet; written and read only by the holder of the RUN bit
  *
  * The tasklet's RUN bit is the engine's lock: whoever holds it (the
  * tasklet itself, or a caller of sroce_task_run() that won it) is the only
@@ -25,6 +27,7 @@ struct sroce_task {
 	spinlock_t lock;	/* see above */
 	bool stopped;
 	struct timer_list kick;
+	bool inline_run;
 };
 
 void sroce_task_init(struct sroce_task *task,
