@@ -3,11 +3,12 @@
 """
 scripts/bench-profile-report.py DIR: the report of scripts/bench-profile.
 
-Reads DIR/console.log's "@" lines (@val, @samples, @prof, @info, @end)
-and writes DIR/profile.csv (every symbol reported) and DIR/profile.txt:
-for each figure and configuration the result, the samples sorted into
-classes (the symbol's module or, in the core kernel, what the symbol
-does), and the top symbols. Prints profile.txt.
+Reads DIR/console.log's "@" lines (@val, @samples, @prof, @callers,
+@info, @end) and writes DIR/profile.csv (every symbol reported) and
+DIR/profile.txt: for each figure and configuration the result, the
+samples sorted into classes (the symbol's module or, in the core kernel,
+what the symbol does), the top symbols and, with --callers, the call
+chains that the named symbols' samples came through. Prints profile.txt.
 """
 import csv
 import os
@@ -16,7 +17,8 @@ import sys
 
 CONFIGS = ('rxe', 'sroce', 'sroce-veth')
 FIGURES = (('write_bw_64k', 'ib_write_bw 64 KiB', 'MB/s'),
-           ('write_lat_2b', 'ib_write_lat 2 B typical', 'usec'))
+           ('write_lat_2b', 'ib_write_lat 2 B typical', 'usec'),
+           ('write_bw_4k', 'ib_write_bw 4 KiB', 'MB/s'))
 TOP = 15
 
 # Classes of the core kernel's symbols, tried in order; the first match
@@ -64,6 +66,7 @@ def count(s):
 def main():
     out = sys.argv[1]
     vals, samples, prof, info, end, nrows = {}, {}, {}, {}, None, 0
+    callers = {}
     with open(os.path.join(out, 'console.log'), errors='replace') as f:
         for line in f:
             w = line.split()
@@ -86,6 +89,9 @@ def main():
                 except ValueError:
                     continue
                 prof.setdefault((w[1], w[2]), []).append((pct, w[4], w[5]))
+            elif kind == 'callers' and len(w) == 6:
+                callers.setdefault((w[1], w[2]), []).append(
+                    (w[3], w[4], w[5]))
     if not prof:
         print('bench-profile: no profile in the console', file=sys.stderr)
         return 1
@@ -138,6 +144,9 @@ def main():
             text.append('  busy (not idle): %.1f%%%s' % (busy, work))
             for pct, dso, sym in sorted(rows, reverse=True)[:TOP]:
                 text.append('  %6.2f%%  %-18s %s' % (pct, dso, sym))
+            for sym, share, chain in callers.get((fig, config), []):
+                text.append('  %s: %5s%% of its samples from %s' % (
+                    sym, share, chain.replace('<', ' < ')))
             text.append('')
     with open(os.path.join(out, 'profile.txt'), 'w') as f:
         f.write('\n'.join(text) + '\n')

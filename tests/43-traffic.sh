@@ -16,7 +16,10 @@
 #     status 0 and "OK ... mismatches=0 peer_mismatches=0" on both sides.
 #     UD receives are checked for the IP header in the GRH area (IPv4:
 #     zeros, then the header) and the RoCE packet type in wc.sl (0xa IPv4,
-#     0x9 IPv6), which UCX reads to find its address there;
+#     0x9 IPv6), which UCX reads to find its address there. RC payloads
+#     of 1 KiB and more go out from the MRs' pages without a copy: both
+#     devices' tx_zcopy must grow; a second RC run with zcopy=0 copies
+#     every payload (tx_zcopy must not grow);
 #   - then netem on both veths (loss 2%, reordering 10%, duplication 1%,
 #     1 ms delay), 4 QPs each: RC must still be exact; UC and UD run with
 #     --allow-loss (lost, duplicated, reordered messages are counted) and
@@ -60,7 +63,22 @@ counters() {
 topo_up
 
 log "clean link:"
+zc_a=$(counter sroce_a tx_zcopy)
+zc_b=$(counter sroce_b tx_zcopy)
 traffic "$tmp" --transport rc --qps 4 --ops 8000
+# RC payloads of 1 KiB and more leave from the MR's pages (module
+# parameter zcopy): the byte check above covered that path.
+zc_a=$(($(counter sroce_a tx_zcopy) - zc_a))
+zc_b=$(($(counter sroce_b tx_zcopy) - zc_b))
+((zc_a > 0 && zc_b > 0)) ||
+	fail "RC: no packet sent without a copy (tx_zcopy +$zc_a, +$zc_b)"
+log "  RC packets sent from the MRs' pages: $zc_a and $zc_b (tx_zcopy)"
+echo 0 >/sys/module/sroce/parameters/zcopy
+zc_a=$(counter sroce_a tx_zcopy)
+traffic "$tmp" --transport rc --qps 2 --ops 2000
+echo 1024 >/sys/module/sroce/parameters/zcopy
+(($(counter sroce_a tx_zcopy) == zc_a)) ||
+	fail "RC with zcopy=0: tx_zcopy grew on sroce_a"
 traffic "$tmp" --transport uc --qps 4 --ops 8000
 traffic "$tmp" --transport ud --qps 4 --ops 8000
 TRAFFIC_IPV6=1 traffic "$tmp" --transport ud --qps 4 --ops 4000

@@ -15,8 +15,14 @@
  * pages of a fast-registration MR (sroce uses the RDMA core's virtual DMA
  * mapping, so a "DMA address" is a kernel address). A remote key may also
  * name a memory window (mw.c), which maps part of an MR.
+ *
+ * A packet's payload from a user MR may go out without a copy: the pages
+ * themselves are attached to the packet as fragments, each referenced
+ * until the packet is freed (sroce_mr_attach()), so that a deregistration
+ * meanwhile frees nothing the packet still points at.
  */
 #include <linux/highmem.h>
+#include <linux/moduleparam.h>
 #include <linux/overflow.h>
 
 #include "device.h"
@@ -24,6 +30,10 @@
 #include "mem.h"
 #include "mr.h"
 #include "mw.h"
+
+static unsigned int sroce_mem_zcopy_min = 1024;
+module_param_named(zcopy, sroce_mem_zcopy_min, uint, 0644);
+MODULE_PARM_DESC(zcopy, "Least payload, in bytes, that a user QP's RC request or READ response sends from the MR's pages instead of a copy (default 1024; 0: always copy)");
 
 /* The MR @key names, referenced; the caller holds the key table's lock. */
 static struct sroce_mr *mr_get_locked(struct sroce_dev *sdev, u32 key)
@@ -279,6 +289,20 @@ static void *map_fast(struct sroce_mr *mr, u32 gen, u64 iova, u32 len,
 }
 
 /*
+ * The page of user MR @mr that holds @iova; *@pgoff is @iova's offset in
+ * it, *@chunk the bytes of [iova, iova + len) that lie there.
+ */
+static struct page *user_page(const struct sroce_mr *mr, u64 iova, u32 len,
+			      unsigned int *pgoff, u32 *chunk)
+{
+	u64 off = iova - mr->ibmr.iova + (mr->umem->address & ~PAGE_MASK);
+
+	*pgoff = off & ~PAGE_MASK;
+	*chunk = min_t(u64, len, PAGE_SIZE - *pgoff);
+	return mr->upages[off >> PAGE_SHIFT];
+}
+
+/*
  * Map the part of [iova, iova + len) that lies in one page of @mr; the
  * caller has checked the range against registration @gen. Returns the
  * address and sets *chunk, or returns NULL (*chunk set all the same) for
@@ -292,7 +316,8 @@ static void *map_chunk(struct sroce_mr *mr, u32 gen, u64 iova, u32 len,
 		       u32 *chunk)
 	__acquires(&mr->reg_lock)
 {
-	u64 off;
+	unsigned int pgoff;
+	struct page *page;
 
 	if (mr->type == SROCE_MR_FAST) {
 		sroce_fault_access_delay();
@@ -304,10 +329,8 @@ static void *map_chunk(struct sroce_mr *mr, u32 gen, u64 iova, u32 len,
 		*chunk = len;
 		return (void *)(uintptr_t)iova;
 	}
-	off = iova - mr->ibmr.iova + (mr->umem->address & ~PAGE_MASK);
-	*chunk = min_t(u64, len, PAGE_SIZE - (off & ~PAGE_MASK));
-	return kmap_local_page(mr->upages[off >> PAGE_SHIFT]) +
-	       (off & ~PAGE_MASK);
+	page = user_page(mr, iova, len, &pgoff, chunk);
+	return kmap_local_page(page) + pgoff;
 }
 
 static void unmap_chunk(struct sroce_mr *mr, void *addr)
@@ -403,6 +426,69 @@ bool sroce_mr_copy_out(struct sroce_mr *mr, u32 gen, u64 iova, void *buf,
 		len -= chunk;
 	}
 	return copied;
+}
+
+/**
+ * sroce_mem_zcopy_ok() - may a packet's payload be attached, not copied?
+ * @ibqp: the QP sending it
+ * @mr: the MR the payload is in, or NULL when not known yet
+ * @paylen: payload bytes
+ *
+ * For a user process's QP, whose MRs are user MRs, and payloads of at
+ * least module parameter "zcopy" bytes. The caller checks the rest (a
+ * requester: an RC or XRC QP, req.c).
+ */
+bool sroce_mem_zcopy_ok(const struct ib_qp *ibqp, const struct sroce_mr *mr,
+			u32 paylen)
+{
+	u32 min = READ_ONCE(sroce_mem_zcopy_min);
+
+	return min && paylen >= min && ibqp->uobject &&
+	       (!mr || mr->type == SROCE_MR_USER);
+}
+
+/**
+ * sroce_mr_attach() - attach MR memory to a packet, without copying it
+ * @mr: the MR; the range was checked (sroce_mem_get_local() or _remote())
+ * @iova: first byte
+ * @len: bytes
+ * @skb: the packet; its page fragments grow by @len bytes
+ * @room: fragments @skb must keep free for the caller
+ *
+ * Only a user MR's pages are attached: their translation is fixed for the
+ * MR's life, and they are pinned, ordinary pages, each referenced here
+ * until the packet is freed. The packet is marked as having shared
+ * fragments (SKBFL_SHARED_FRAG), so that nothing in the IP stack writes
+ * to them: they are the process's memory.
+ *
+ * Return: true, or false when @mr is not a user MR or @skb would need more
+ * fragments than it has: nothing is attached then.
+ */
+bool sroce_mr_attach(struct sroce_mr *mr, u64 iova, u32 len,
+		     struct sk_buff *skb, unsigned int room)
+{
+	struct skb_shared_info *si = skb_shinfo(skb);
+	unsigned int pgoff, i = si->nr_frags;
+	struct page *page;
+	u32 chunk;
+
+	if (mr->type != SROCE_MR_USER)
+		return false;
+	user_page(mr, iova, len, &pgoff, &chunk);
+	if (i + DIV_ROUND_UP(pgoff + len, PAGE_SIZE) + room > MAX_SKB_FRAGS)
+		return false;
+	while (len) {
+		page = user_page(mr, iova, len, &pgoff, &chunk);
+		get_page(page);
+		skb_fill_page_desc(skb, i++, page, pgoff, chunk);
+		skb->len += chunk;
+		skb->data_len += chunk;
+		skb->truesize += chunk;
+		iova += chunk;
+		len -= chunk;
+	}
+	si->flags |= SKBFL_SHARED_FRAG;
+	return true;
 }
 
 /* As sroce_mr_copy_in(), from a kernel buffer, without the ordering. */
@@ -653,6 +739,59 @@ int sroce_sgl_skip(struct sroce_sgl *sgl, u32 len)
 		}
 	}
 	return 0;
+}
+
+/**
+ * sroce_sgl_attach() - attach data of a local list to a packet
+ * @sdev: the device
+ * @pd: the QP's PD
+ * @sgl: where the data comes from; advanced, unless it returns -EAGAIN
+ * @skb: the packet
+ * @len: bytes
+ * @room: fragments @skb must keep free for the caller
+ *
+ * As sroce_sgl_copy_out(), but the data is attached by sroce_mr_attach().
+ *
+ * Return: 0; -EAGAIN when the data cannot be attached (memory other than
+ * a user MR's, too many fragments): @skb and @sgl are then as they were,
+ * and the caller copies; or -ENOSPC or -EACCES as sroce_sgl_copy_out().
+ */
+int sroce_sgl_attach(struct sroce_dev *sdev, struct ib_pd *pd,
+		     struct sroce_sgl *sgl, struct sk_buff *skb, u32 len,
+		     unsigned int room)
+{
+	struct skb_shared_info *si = skb_shinfo(skb);
+	unsigned int nr = si->nr_frags;
+	struct sroce_sgl start = *sgl;
+	struct sroce_mr *mr;
+	bool attached;
+	skb_frag_t *f;
+	u64 iova;
+	int err;
+	u32 n, gen;
+
+	while (len) {
+		mr = sgl_next(sdev, pd, sgl, len, 0, &iova, &gen, &n, &err);
+		if (!mr)
+			return err;
+		attached = sroce_mr_attach(mr, iova, n, skb, room);
+		sroce_mr_put(mr);
+		if (!attached)
+			goto undo;
+		len -= n;
+	}
+	return 0;
+
+undo:
+	while (si->nr_frags > nr) {
+		f = &si->frags[--si->nr_frags];
+		skb->len -= skb_frag_size(f);
+		skb->data_len -= skb_frag_size(f);
+		skb->truesize -= skb_frag_size(f);
+		put_page(skb_frag_page(f));
+	}
+	*sgl = start;
+	return -EAGAIN;
 }
 
 /**

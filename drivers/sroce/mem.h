@@ -49,6 +49,10 @@ bool sroce_mr_copy_in(struct sroce_mr *mr, u32 gen, u64 iova,
 		      const struct sk_buff *skb, unsigned int off, u32 len);
 bool sroce_mr_copy_out(struct sroce_mr *mr, u32 gen, u64 iova, void *buf,
 		       u32 len);
+bool sroce_mem_zcopy_ok(const struct ib_qp *ibqp, const struct sroce_mr *mr,
+			u32 paylen);
+bool sroce_mr_attach(struct sroce_mr *mr, u64 iova, u32 len,
+		     struct sk_buff *skb, unsigned int room);
 int sroce_mr_atomic(struct sroce_mr *mr, u32 gen, u64 iova, bool cmp_swap,
 		    u64 compare, u64 swap_add, u64 *orig);
 int sroce_mr_atomic_write(struct sroce_mr *mr, u32 gen, u64 iova, u64 val);
@@ -61,5 +65,8 @@ int sroce_sgl_copy_in_buf(struct sroce_dev *sdev, struct ib_pd *pd,
 int sroce_sgl_skip(struct sroce_sgl *sgl, u32 len);
 int sroce_sgl_copy_out(struct sroce_dev *sdev, struct ib_pd *pd,
 		       struct sroce_sgl *sgl, void *buf, u32 len);
+int sroce_sgl_attach(struct sroce_dev *sdev, struct ib_pd *pd,
+		     struct sroce_sgl *sgl, struct sk_buff *skb, u32 len,
+		     unsigned int room);
 
 #endif /* SROCE_MEM_H */

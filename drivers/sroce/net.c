@@ -11,6 +11,11 @@
  *
  * A packet whose route is local goes to the sroce device that owns the
  * destination address directly, without ICRC: it never leaves the host.
+ *
+ * A packet's payload may instead be attached as page fragments
+ * (sroce_mr_attach()): its headers are then in the linear part, and its
+ * padding and ICRC in a last, small fragment of the packet's own, the
+ * trailer (sroce_net_trailer_alloc(), sroce_net_trailer_add()).
  */
 #include <linux/if_ether.h>
 #include <linux/inetdevice.h>
@@ -67,6 +72,65 @@ struct sk_buff *sroce_net_alloc_skb(struct sroce_dev *sdev,
 	skb->protocol = av->network_type == RDMA_NETWORK_IPV4 ?
 			htons(ETH_P_IP) : htons(ETH_P_IPV6);
 	return skb;
+}
+
+/**
+ * sroce_net_trailer_alloc() - memory for a packet's trailer
+ * @sdev: the sending device (its alloc_fail fault applies)
+ *
+ * Taken before the payload is attached, so that a packet whose trailer
+ * cannot be had is not built at all.
+ *
+ * Context: any.
+ * Return: room for SROCE_NET_TRAILER_MAX bytes, or NULL.
+ */
+void *sroce_net_trailer_alloc(struct sroce_dev *sdev)
+{
+	if (unlikely(sroce_fault_alloc(sdev)))
+		return NULL;
+	return netdev_alloc_frag(SROCE_NET_TRAILER_MAX);
+}
+
+/**
+ * sroce_net_trailer_free() - memory from sroce_net_trailer_alloc() unused
+ * @buf: the memory
+ */
+void sroce_net_trailer_free(void *buf)
+{
+	skb_free_frag(buf);
+}
+
+/**
+ * sroce_net_trailer_add() - end a packet with its padding and ICRC field
+ * @skb: the packet, its payload in page fragments, one fragment free
+ * @buf: from sroce_net_trailer_alloc(); now the packet's
+ * @pad: pad bytes (0 to 3)
+ *
+ * The trailer is zeroed: sroce_net_xmit() fills the ICRC.
+ */
+void sroce_net_trailer_add(struct sk_buff *skb, void *buf, unsigned int pad)
+{
+	struct page *page = virt_to_head_page(buf);
+	unsigned int len = pad + SROCE_ICRC_SIZE;
+
+	memset(buf, 0, len);
+	skb_fill_page_desc(skb, skb_shinfo(skb)->nr_frags, page,
+			   buf - page_address(page), len);
+	skb->len += len;
+	skb->data_len += len;
+	skb->truesize += SKB_DATA_ALIGN(SROCE_NET_TRAILER_MAX);
+}
+
+/* The ICRC field: the last bytes of the linear part or of the trailer. */
+static u8 *icrc_field(struct sk_buff *skb)
+{
+	const struct skb_shared_info *si = skb_shinfo(skb);
+	const skb_frag_t *f;
+
+	if (!skb->data_len)
+		return skb_tail_pointer(skb) - SROCE_ICRC_SIZE;
+	f = &si->frags[si->nr_frags - 1];
+	return (u8 *)skb_frag_address(f) + skb_frag_size(f) - SROCE_ICRC_SIZE;
 }
 
 static struct dst_entry *route4(struct net *net, struct sroce_dev *sdev,
@@ -304,7 +368,7 @@ static int xmit(struct sroce_dev *sdev, struct dst_cache *cache,
 	put_unaligned_le32(sroce_icrc_compute(skb, skb_transport_offset(skb) +
 					      sizeof(struct udphdr),
 					      len - SROCE_ICRC_SIZE),
-			   skb->data + skb->len - SROCE_ICRC_SIZE);
+			   icrc_field(skb));
 	skb_dst_set(skb, dst);
 	skb->dev = dst->dev;
 	skb->ip_summed = CHECKSUM_NONE;

@@ -11,6 +11,12 @@ struct sroce_dev;
 struct sk_buff *sroce_net_alloc_skb(struct sroce_dev *sdev,
 				    const struct sroce_av *av,
 				    unsigned int len);
+/* A trailer: up to 3 pad bytes and the ICRC, rounded up. */
+#define SROCE_NET_TRAILER_MAX	8
+
+void *sroce_net_trailer_alloc(struct sroce_dev *sdev);
+void sroce_net_trailer_free(void *buf);
+void sroce_net_trailer_add(struct sk_buff *skb, void *buf, unsigned int pad);
 void sroce_net_output(struct sroce_dev *sdev, struct sk_buff *skb);
 int sroce_net_xmit(struct sroce_dev *sdev, struct dst_cache *cache,
 		   const struct sroce_av *av, u16 sport, struct sk_buff *skb);

@@ -424,6 +424,57 @@ static int fill_payload(struct sroce_qp *qp, const struct sroce_swqe *s,
 				  &qp->req.sgl, dst, len);
 }
 
+/*
+ * Whether a packet with @paylen bytes from the message's SGEs attaches
+ * them rather than copying (sroce_mr_attach()): for a user QP's RC or XRC
+ * requests, whose WQE completes only once the responder acknowledged the
+ * packet, that is after it was sent (IBA 9.7.5.2); a UC or UD WQE
+ * completes when its last packet is handed to the IP stack, which may
+ * not have sent it yet.
+ */
+static bool zcopy_ok(struct sroce_qp *qp, const struct sroce_swqe *s,
+		     u32 paylen)
+{
+	return s->num_sge && sroce_qp_is_reliable(qp) &&
+	       sroce_mem_zcopy_ok(&qp->ibqp, NULL, paylen);
+}
+
+/*
+ * The payload of the packet being built, after its headers: attached
+ * (@zcopy) and followed by the trailer, or copied and padded. Returns 0,
+ * -EAGAIN when it could not be attached (nothing was: copy it instead),
+ * -ENOMEM for no trailer (nothing was attached), or the error of
+ * sroce_sgl_copy_out() or sroce_sgl_attach().
+ */
+static int add_payload(struct sroce_qp *qp, const struct sroce_swqe *s,
+		       struct sk_buff *skb, u32 hdr_len, u32 paylen, u32 pad,
+		       bool zcopy)
+{
+	void *trailer;
+	int err;
+
+	if (!zcopy) {
+		err = paylen ? fill_payload(qp, s, skb->data + hdr_len, paylen) :
+			       0;
+		memset(skb->data + hdr_len + paylen, 0, pad);
+		return err;
+	}
+	trailer = sroce_net_trailer_alloc(to_sdev(qp->ibqp.device));
+	if (!trailer)
+		return -ENOMEM;
+	/* One fragment left for the trailer. */
+	err = sroce_sgl_attach(to_sdev(qp->ibqp.device), qp->ibqp.pd,
+			       &qp->req.sgl, skb, paylen, 1);
+	if (err) {
+		sroce_net_trailer_free(trailer);
+		return err;
+	}
+	sroce_net_trailer_add(skb, trailer, pad);
+	sroce_stats_add(&to_sdev(qp->ibqp.device)->stats, SROCE_STAT_TX_ZCOPY,
+			1);
+	return 0;
+}
+
 /* UDP source port of a datagram: from the flow label (IBA A17.3.1). */
 static u16 ud_src_port(struct sroce_qp *qp, const struct sroce_swqe *s)
 {
@@ -472,9 +523,10 @@ static enum ib_wc_status send_packet(struct sroce_qp *qp, struct sroce_swqe *s,
 	u32 paylen, pad, psn = sroce_psn_add(s->first_psn,
 					      req->offset / qp->mtu);
 	const struct sroce_opcode_info *op;
-	bool last, single, ackreq;
+	bool last, single, ackreq, zcopy;
 	struct sk_buff *skb;
 	u8 opcode;
+	int err;
 
 	/* READ, atomic and FLUSH requests: one packet, no payload. */
 	single = is_bare_request(s->opcode);
@@ -487,20 +539,28 @@ static enum ib_wc_status send_packet(struct sroce_qp *qp, struct sroce_swqe *s,
 	ackreq |= req->probing || req->ack_now;
 
 	*sent = false;
-	skb = sroce_net_alloc_skb(sdev, av, op->hdr_len + paylen + pad +
-				  SROCE_ICRC_SIZE);
-	if (!skb)
-		return IB_WC_SUCCESS;
-	sroce_bth_init((void *)skb->data, opcode,
-		       last && (s->send_flags & IB_SEND_SOLICITED), pad,
-		       IB_DEFAULT_PKEY_FULL,
-		       s->remote_qpn ?: qp->attr.dest_qpn, ackreq, psn);
-	fill_ext_headers(qp, s, skb, opcode, req->offset);
-	if (paylen && fill_payload(qp, s, skb->data + op->hdr_len, paylen)) {
+	zcopy = !single && zcopy_ok(qp, s, paylen);
+	for (;;) {
+		/* Attached, the payload and trailer are not in the buffer. */
+		skb = sroce_net_alloc_skb(sdev, av, op->hdr_len + (zcopy ? 0 :
+					  paylen + pad + SROCE_ICRC_SIZE));
+		if (!skb)
+			return IB_WC_SUCCESS;
+		sroce_bth_init((void *)skb->data, opcode,
+			       last && (s->send_flags & IB_SEND_SOLICITED), pad,
+			       IB_DEFAULT_PKEY_FULL,
+			       s->remote_qpn ?: qp->attr.dest_qpn, ackreq, psn);
+		fill_ext_headers(qp, s, skb, opcode, req->offset);
+		err = add_payload(qp, s, skb, op->hdr_len, paylen, pad, zcopy);
+		if (!err)
+			break;
 		kfree_skb(skb);
-		return IB_WC_LOC_PROT_ERR;
+		if (err == -ENOMEM)
+			return IB_WC_SUCCESS;	/* tried again */
+		if (err != -EAGAIN)
+			return IB_WC_LOC_PROT_ERR;
+		zcopy = false;
 	}
-	memset(skb->data + op->hdr_len + paylen, 0, pad);
 
 	if (sroce_psn_diff(psn, req->tx_high) >= 0) {
 		/* Sent for the first time: the probe timeout runs from here. */

@@ -10,7 +10,9 @@
  * @SROCE_STAT_TX_PACKETS: packets sent
  * @SROCE_STAT_TX_BYTES: their bytes from the BTH on
  * @SROCE_STAT_TX_DROPPED: packets dropped before reaching the IP stack
- *	(no route, device leaving its namespace, no memory)
+ *	(no route, device leaving its namespace, no memory), and a
+ *	responder's acknowledgments that could not be allocated (not sent
+ *	again: the requester's timer or a later ACK recovers)
  * @SROCE_STAT_RX_PACKETS: RoCEv2 packets received for this device
  * @SROCE_STAT_RX_BYTES: their bytes from the BTH on
  * @SROCE_STAT_RX_DROPPED: received packets dropped, for any reason below
@@ -43,6 +45,8 @@
  * @SROCE_STAT_FLIGHT_HOLDS: times an RC QP held back a packet its own
  *	window allowed, because the device's QPs together had as many
  *	unacknowledged packets as module parameter "flight" allows
+ * @SROCE_STAT_TX_ZCOPY: packets sent with their payload attached from the
+ *	MR's pages rather than copied (module parameter "zcopy")
  * @SROCE_NUM_STATS: number of counters
  */
 enum sroce_stat {
@@ -72,6 +76,7 @@ enum sroce_stat {
 	SROCE_STAT_DUP_REQUESTS,
 	SROCE_STAT_TAIL_PROBES,
 	SROCE_STAT_FLIGHT_HOLDS,
+	SROCE_STAT_TX_ZCOPY,
 	SROCE_NUM_STATS,
 };
 
