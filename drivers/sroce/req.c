@@ -436,7 +436,7 @@ static bool zcopy_ok(struct sroce_qp *qp, const struct sroce_swqe *s,
 		     u32 paylen)
 {
 	return s->num_sge && sroce_qp_is_reliable(qp) &&
-	       sroce_mem_zcopy_ok(&qp->ibqp, NULL, paylen);
+	       sroce_mem_zcopy_ok(&qp->ibqp, paylen);
 }
 
 /*

@@ -72,13 +72,9 @@ static struct sroce_dev *qp_dev(struct sroce_qp *qp)
 	return to_sdev(qp->ibqp.device);
 }
 
-/*
- * A response packet: ACK, atomic ACK or READ response. With @attach, the
- * buffer holds the headers alone: the payload and the trailer are
- * attached after them (send_read_resp()).
- */
+/* A response packet: ACK, atomic ACK or READ response. */
 static struct sk_buff *resp_alloc(struct sroce_qp *qp, u8 opcode, u32 psn,
-				  u32 paylen, bool attach)
+				  u32 paylen)
 {
 	const struct sroce_opcode_info *op;
 	u32 pad = -paylen & 3;
@@ -90,13 +86,12 @@ static struct sk_buff *resp_alloc(struct sroce_qp *qp, u8 opcode, u32 psn,
 	op = &sroce_opcodes[opcode];
 
 	skb = sroce_net_alloc_skb(qp_dev(qp), &qp->attr.av, op->hdr_len +
-				  (attach ? 0 : paylen + pad + SROCE_ICRC_SIZE));
+				  paylen + pad + SROCE_ICRC_SIZE);
 	if (!skb)
 		return NULL;
 	sroce_bth_init((void *)skb->data, opcode, false, pad,
 		       IB_DEFAULT_PKEY_FULL, qp->attr.dest_qpn, false, psn);
-	if (!attach)
-		memset(skb->data + op->hdr_len + paylen, 0, pad);
+	memset(skb->data + op->hdr_len + paylen, 0, pad);
 	if (op->flags & SROCE_OP_AETH)
 		sroce_aeth_set((void *)skb->data + op->aeth,
 			       SROCE_AETH_ACK | SROCE_AETH_CREDIT_INVALID,
@@ -124,7 +119,7 @@ static void send_ack(struct sroce_qp *qp, u8 syndrome, u32 psn)
 {
 	struct sk_buff *skb;
 
-	skb = resp_alloc(qp, IB_OPCODE_RC_ACKNOWLEDGE, psn, 0, false);
+	skb = resp_alloc(qp, IB_OPCODE_RC_ACKNOWLEDGE, psn, 0);
 	if (!skb) {
 		resp_drop(qp);
 		return;
@@ -164,7 +159,7 @@ static void send_atomic_ack(struct sroce_qp *qp, u32 psn, u64 orig)
 	struct sk_buff *skb;
 
 	flush_ack(qp);
-	skb = resp_alloc(qp, IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE, psn, 0, false);
+	skb = resp_alloc(qp, IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE, psn, 0);
 	if (!skb) {
 		resp_drop(qp);	/* a duplicate ATOMIC gets it again */
 		return;
@@ -180,7 +175,7 @@ static void send_empty_read_resp(struct sroce_qp *qp, u32 psn)
 	struct sk_buff *skb;
 
 	flush_ack(qp);
-	skb = resp_alloc(qp, IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY, psn, 0, false);
+	skb = resp_alloc(qp, IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY, psn, 0);
 	if (!skb) {
 		resp_drop(qp);
 		return;
@@ -1050,46 +1045,6 @@ static void recv_ud(struct sroce_qp *qp, struct sk_buff *skb)
 }
 
 /*
- * A READ response packet with @paylen bytes from @iova in @mr (NULL for
- * none): the payload attached from a user MR's pages as a requester's
- * (req.c, add_payload()) when the QP is a user process's, else copied.
- * Returns the packet, NULL when a buffer could not be had, or
- * ERR_PTR(-EACCES) when the MR was registered anew since it was checked:
- * no byte of another registration is sent.
- */
-static struct sk_buff *read_resp_build(struct sroce_qp *qp, u8 opcode,
-				       u32 psn, struct sroce_mr *mr, u32 gen,
-				       u64 iova, u32 paylen)
-{
-	u32 hdr_len = sroce_opcodes[opcode].hdr_len;
-	struct sk_buff *skb;
-	void *trailer;
-
-	if (mr && sroce_mem_zcopy_ok(&qp->ibqp, mr, paylen)) {
-		trailer = sroce_net_trailer_alloc(qp_dev(qp));
-		if (!trailer)
-			return NULL;
-		skb = resp_alloc(qp, opcode, psn, paylen, true);
-		if (skb && sroce_mr_attach(mr, iova, paylen, skb, 1)) {
-			sroce_net_trailer_add(skb, trailer, -paylen & 3);
-			sroce_stats_add(&qp_dev(qp)->stats,
-					SROCE_STAT_TX_ZCOPY, 1);
-			return skb;
-		}
-		/* No buffer, or more pages than fragments: copy. */
-		kfree_skb(skb);
-		sroce_net_trailer_free(trailer);
-	}
-	skb = resp_alloc(qp, opcode, psn, paylen, false);
-	if (skb && mr && !sroce_mr_copy_out(mr, gen, iova, skb->data + hdr_len,
-					    paylen)) {
-		kfree_skb(skb);
-		return ERR_PTR(-EACCES);
-	}
-	return skb;
-}
-
-/*
  * Send up to @budget packets of the READ response under way. Returns how
  * many, or -ENOMEM when a packet buffer could not be had: the engine was
  * kicked, to go on a tick later.
@@ -1097,11 +1052,12 @@ static struct sk_buff *read_resp_build(struct sroce_qp *qp, u8 opcode,
 static int send_read_resp(struct sroce_qp *qp, int budget)
 {
 	struct sroce_read *rd = &qp->resp.read;
+	const struct sroce_opcode_info *op;
 	struct sroce_mr *mr;
 	struct sk_buff *skb;
-	u32 paylen, gen = 0;
-	u64 iova = 0;
-	bool last;
+	u32 paylen, gen;
+	bool last, ok;
+	u64 iova;
 	u8 opcode;
 	int sent = 0;
 	int err = 0;
@@ -1120,38 +1076,32 @@ static int send_read_resp(struct sroce_qp *qp, int budget)
 		else
 			opcode = last ? IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST :
 					IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE;
-		mr = NULL;
-		if (paylen) {
-			mr = remote_mr(qp, rd->rkey, rd->va, paylen,
-				       IB_ACCESS_REMOTE_READ, &iova, &gen);
-			if (mr && gen != rd->gen) {
-				sroce_mr_put(mr);
-				mr = NULL;
-			}
-			if (!mr) {
-				/*
-				 * Deregistered, invalidated or registered
-				 * anew under us: no byte of another
-				 * registration is sent.
-				 */
-				resp_error(qp, RESP_ACCESS, rd->psn);
-				rd->active = false;
-				break;
-			}
-		}
-		skb = read_resp_build(qp, opcode, rd->psn, mr, gen, iova,
-				      paylen);
-		if (mr)
-			sroce_mr_put(mr);
+		op = &sroce_opcodes[opcode];
+		skb = resp_alloc(qp, opcode, rd->psn, paylen);
 		if (!skb) {
 			sroce_task_kick(&qp->resp.task);
 			err = -ENOMEM;
 			break;
 		}
-		if (IS_ERR(skb)) {
-			resp_error(qp, RESP_ACCESS, rd->psn);
-			rd->active = false;
-			break;
+		if (paylen) {
+			mr = remote_mr(qp, rd->rkey, rd->va, paylen,
+				       IB_ACCESS_REMOTE_READ, &iova, &gen);
+			ok = mr && gen == rd->gen &&
+			     sroce_mr_copy_out(mr, gen, iova,
+					       skb->data + op->hdr_len, paylen);
+			if (mr)
+				sroce_mr_put(mr);
+			if (!ok) {
+				/*
+				 * Deregistered, invalidated or registered
+				 * anew under us: no byte of another
+				 * registration is sent.
+				 */
+				kfree_skb(skb);
+				resp_error(qp, RESP_ACCESS, rd->psn);
+				rd->active = false;
+				break;
+			}
 		}
 		resp_xmit(qp, skb);
 		rd->psn = sroce_psn_add(rd->psn, 1);

@@ -45,7 +45,7 @@
  * @SROCE_STAT_FLIGHT_HOLDS: times an RC QP held back a packet its own
  *	window allowed, because the device's QPs together had as many
  *	unacknowledged packets as module parameter "flight" allows
- * @SROCE_STAT_TX_ZCOPY: packets sent with their payload attached from the
+ * @SROCE_STAT_TX_ZCOPY: packets built with their payload attached from the
  *	MR's pages rather than copied (module parameter "zcopy")
  * @SROCE_NUM_STATS: number of counters
  */
