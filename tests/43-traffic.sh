@@ -73,10 +73,11 @@ zc_b=$(($(counter sroce_b tx_zcopy) - zc_b))
 ((zc_a > 0 && zc_b > 0)) ||
 	fail "RC: no packet sent without a copy (tx_zcopy +$zc_a, +$zc_b)"
 log "  RC packets sent from the MRs' pages: $zc_a and $zc_b (tx_zcopy)"
+zc_min=$(</sys/module/sroce/parameters/zcopy)
 echo 0 >/sys/module/sroce/parameters/zcopy
 zc_a=$(counter sroce_a tx_zcopy)
 traffic "$tmp" --transport rc --qps 2 --ops 2000
-echo 1024 >/sys/module/sroce/parameters/zcopy
+echo "$zc_min" >/sys/module/sroce/parameters/zcopy
 (($(counter sroce_a tx_zcopy) == zc_a)) ||
 	fail "RC with zcopy=0: tx_zcopy grew on sroce_a"
 traffic "$tmp" --transport uc --qps 4 --ops 8000
