@@ -179,7 +179,8 @@ def main():
           f"rounds). Wire MTU {info.get('mtu', '?')}: active MTU rxe "
           f"{info.get('active_mtu_rxe', '?')}, sroce "
           f"{info.get('active_mtu_sroce', '?')}. rxe's ICRC uses "
-          f"{info.get('rxe_crc32', '?')}.")
+          f"{info.get('rxe_crc32', '?')}; sroce's (VM 1, VM 2): "
+          f"{info.get('sroce_icrc', '?').replace(',', ', ')}.")
     if "sroce_params" in info:
         print(f"sroce's module parameters set: {info['sroce_params']}.")
     losers = []
