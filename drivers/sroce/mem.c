@@ -22,7 +22,6 @@
  * meanwhile frees nothing the packet still points at.
  */
 #include <linux/highmem.h>
-#include <linux/moduleparam.h>
 #include <linux/overflow.h>
 
 #include "device.h"
@@ -30,10 +29,6 @@
 #include "mem.h"
 #include "mr.h"
 #include "mw.h"
-
-static unsigned int sroce_mem_zcopy_min = 1024;
-module_param_named(zcopy, sroce_mem_zcopy_min, uint, 0644);
-MODULE_PARM_DESC(zcopy, "Least payload, in bytes, that a user QP's RC request sends from the MR's pages instead of a copy (default 1024; 0: always copy)");
 
 /* The MR @key names, referenced; the caller holds the key table's lock. */
 static struct sroce_mr *mr_get_locked(struct sroce_dev *sdev, u32 key)
@@ -426,22 +421,6 @@ bool sroce_mr_copy_out(struct sroce_mr *mr, u32 gen, u64 iova, void *buf,
 		len -= chunk;
 	}
 	return copied;
-}
-
-/**
- * sroce_mem_zcopy_ok() - may a packet's payload be attached, not copied?
- * @ibqp: the QP sending it
- * @paylen: payload bytes
- *
- * For a user process's QP, whose MRs are user MRs, and payloads of at
- * least module parameter "zcopy" bytes. The caller checks the rest (an
- * RC or XRC request, req.c); sroce_mr_attach() refuses other MRs.
- */
-bool sroce_mem_zcopy_ok(const struct ib_qp *ibqp, u32 paylen)
-{
-	u32 min = READ_ONCE(sroce_mem_zcopy_min);
-
-	return min && paylen >= min && ibqp->uobject;
 }
 
 /**

@@ -49,7 +49,6 @@ bool sroce_mr_copy_in(struct sroce_mr *mr, u32 gen, u64 iova,
 		      const struct sk_buff *skb, unsigned int off, u32 len);
 bool sroce_mr_copy_out(struct sroce_mr *mr, u32 gen, u64 iova, void *buf,
 		       u32 len);
-bool sroce_mem_zcopy_ok(const struct ib_qp *ibqp, u32 paylen);
 bool sroce_mr_attach(struct sroce_mr *mr, u64 iova, u32 len,
 		     struct sk_buff *skb, unsigned int room);
 int sroce_mr_atomic(struct sroce_mr *mr, u32 gen, u64 iova, bool cmp_swap,

@@ -118,6 +118,10 @@ static unsigned int sroce_req_flight = SROCE_REQ_WINDOW;
 module_param_named(flight, sroce_req_flight, uint, 0644);
 MODULE_PARM_DESC(flight, "RC packets a device's QPs may keep unacknowledged together before a QP past its fair share waits (default 256; 0: no bound)");
 
+static unsigned int sroce_req_zcopy = 1024;
+module_param_named(zcopy, sroce_req_zcopy, uint, 0644);
+MODULE_PARM_DESC(zcopy, "Least payload, in bytes, that a user QP's RC request sends from the MR's pages instead of a copy (default 1024; 0: always copy)");
+
 /**
  * sroce_req_swqe() - the private copy of the WQE at an SQ index
  * @qp: the QP
@@ -426,17 +430,20 @@ static int fill_payload(struct sroce_qp *qp, const struct sroce_swqe *s,
 
 /*
  * Whether a packet with @paylen bytes from the message's SGEs attaches
- * them rather than copying (sroce_mr_attach()): for a user QP's RC or XRC
- * requests, whose WQE completes only once the responder acknowledged the
- * packet, that is after it was sent (IBA 9.7.5.2); a UC or UD WQE
- * completes when its last packet is handed to the IP stack, which may
- * not have sent it yet.
+ * them rather than copying (sroce_mr_attach(), which refuses MRs other
+ * than user MRs): payloads of at least module parameter "zcopy" bytes,
+ * of a user QP's RC or XRC requests, whose WQE completes only once the
+ * responder acknowledged the packet, that is after it was sent (IBA
+ * 9.7.5.2); a UC or UD WQE completes when its last packet is handed to
+ * the IP stack, which may not have sent it yet.
  */
 static bool zcopy_ok(struct sroce_qp *qp, const struct sroce_swqe *s,
 		     u32 paylen)
 {
-	return s->num_sge && sroce_qp_is_reliable(qp) &&
-	       sroce_mem_zcopy_ok(&qp->ibqp, paylen);
+	u32 min = READ_ONCE(sroce_req_zcopy);
+
+	return min && paylen >= min && s->num_sge && qp->ibqp.uobject &&
+	       sroce_qp_is_reliable(qp);
 }
 
 /*
@@ -450,6 +457,7 @@ static int add_payload(struct sroce_qp *qp, const struct sroce_swqe *s,
 		       struct sk_buff *skb, u32 hdr_len, u32 paylen, u32 pad,
 		       bool zcopy)
 {
+	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	void *trailer;
 	int err;
 
@@ -459,19 +467,17 @@ static int add_payload(struct sroce_qp *qp, const struct sroce_swqe *s,
 		memset(skb->data + hdr_len + paylen, 0, pad);
 		return err;
 	}
-	trailer = sroce_net_trailer_alloc(to_sdev(qp->ibqp.device));
+	trailer = sroce_net_trailer_alloc(sdev);
 	if (!trailer)
 		return -ENOMEM;
 	/* One fragment left for the trailer. */
-	err = sroce_sgl_attach(to_sdev(qp->ibqp.device), qp->ibqp.pd,
-			       &qp->req.sgl, skb, paylen, 1);
+	err = sroce_sgl_attach(sdev, qp->ibqp.pd, &qp->req.sgl, skb, paylen, 1);
 	if (err) {
 		sroce_net_trailer_free(trailer);
 		return err;
 	}
 	sroce_net_trailer_add(skb, trailer, pad);
-	sroce_stats_add(&to_sdev(qp->ibqp.device)->stats, SROCE_STAT_TX_ZCOPY,
-			1);
+	sroce_stats_add(&sdev->stats, SROCE_STAT_TX_ZCOPY, 1);
 	return 0;
 }
 
