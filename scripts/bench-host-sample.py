@@ -4,10 +4,11 @@
 Usage: bench-host-sample.py OUT MATCH1 MATCH2
 
 MATCHn is a string in the command line of VM n's QEMU (bench-wire passes
-its first link's "local.port=N,"). Every quarter of a second, appends to
+the "wireN-PORT," of its "-name wireN-PORT,debug-threads=on"). Every quarter of a second, appends to
 OUT one line:
 
     TIME HOST_BUSY HOST_TOTAL V1_VCPU V1_MAIN V1_OTHER V2_VCPU V2_MAIN V2_OTHER
+    UDP_IN UDP_DROPS
 
 TIME in seconds since the epoch (the clock of bash's EPOCHREALTIME);
 HOST_* from /proc/stat's "cpu" line (busy: everything but idle and
@@ -15,7 +16,10 @@ iowait), all CPUs together; Vn_* the QEMU process's user + system time
 split by thread: its vCPU threads (named "CPU n/TCG": QEMU runs with
 "-name ...,debug-threads=on"), its main thread (the main loop, which
 receives the links' datagrams), and the rest (exited threads included).
-Times in clock ticks. A VM not started yet, or gone, reads as its last
+UDP_IN and UDP_DROPS from /proc/net/snmp (the host's network namespace,
+whatever else uses it): datagrams received, and those dropped because
+the receiving socket's buffer was full (RcvbufErrors: a link's datagrams
+that its receiving QEMU had not read in time). Times in clock ticks. A VM not started yet, or gone, reads as its last
 values. The first line is "# ncpu N hz HZ". Ends when both QEMUs have
 come and gone, or after 6 hours.
 """
@@ -29,6 +33,16 @@ def host_cpu():
         v = [int(x) for x in f.readline().split()[1:]]
     idle = v[3] + v[4]
     return sum(v[:8]) - idle, sum(v[:8])
+
+
+def udp_counts():
+    """(InDatagrams, RcvbufErrors) of /proc/net/snmp's Udp lines."""
+    with open("/proc/net/snmp") as f:
+        rows = [line.split() for line in f if line.startswith("Udp:")]
+    if len(rows) < 2:
+        return 0, 0
+    v = dict(zip(rows[0][1:], rows[1][1:]))
+    return int(v.get("InDatagrams", 0)), int(v.get("RcvbufErrors", 0))
 
 
 def find_pid(match):
@@ -101,8 +115,10 @@ def main():
             if all(seen) and pids == [None, None]:
                 break
             busy, total = host_cpu()
+            udp_in, udp_drops = udp_counts()
             f.write(f"{time.time():.3f} {busy} {total} "
-                    f"{' '.join(str(x) for x in last[0] + last[1])}\n")
+                    f"{' '.join(str(x) for x in last[0] + last[1])} "
+                    f"{udp_in} {udp_drops}\n")
             f.flush()
             time.sleep(0.25)
     return 0

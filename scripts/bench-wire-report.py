@@ -12,6 +12,7 @@ ended), also host.csv and a table of the host's CPU during the runs.
 Exit status 1 if the console holds no result.
 """
 import bisect
+import math
 import csv
 import os
 import re
@@ -107,6 +108,22 @@ def rfmt(r):
     return "n/a" if r is None else f"{r:.2f}"
 
 
+def link_buffer(out):
+    """A sentence on the links' socket buffers (DIR/link.txt), or None."""
+    try:
+        with open(os.path.join(out, "link.txt")) as f:
+            w = f.read().split()
+    except OSError:
+        return None
+    if len(w) == 2 and w[0] == "buffer":
+        return (f"Each link's socket buffers on the host: {w[1]} bytes "
+                "(--link-buffer).")
+    if len(w) == 3 and w[:2] == ["buffer", "default"]:
+        return (f"Each link's socket buffers on the host: the host's default "
+                f"(net.core.rmem_default {w[2]} bytes).")
+    return None
+
+
 def main():
     out = sys.argv[1]
     rows, info, end = read_console(os.path.join(out, "console-2.log"))
@@ -183,6 +200,9 @@ def main():
           f"{info.get('sroce_icrc', '?').replace(',', ', ')}.")
     if "sroce_params" in info:
         print(f"sroce's module parameters set: {info['sroce_params']}.")
+    link = link_buffer(out)
+    if link:
+        print(link)
     losers = []
     with open(os.path.join(out, "results.csv"), "w", newline="") as f:
         w = csv.writer(f)
@@ -307,7 +327,9 @@ def read_samples(path):
             w = line.split()
             if line.startswith("# ncpu") and len(w) == 5:
                 ncpu, hz = int(w[2]), int(w[4])
-            elif len(w) == 9:
+            elif len(w) in (9, 11):
+                if len(w) == 9:     # a sampler without the UDP columns
+                    w += ["nan", "nan"]
                 try:
                     samples.append([float(x) for x in w])
                 except ValueError:
@@ -324,6 +346,12 @@ def at(samples, times, t):
     a, b = samples[i - 1], samples[i]
     f = (t - a[0]) / (b[0] - a[0]) if b[0] > a[0] else 0.0
     return [x + f * (y - x) for x, y in zip(a[1:], b[1:])]
+
+
+def drops(u):
+    """The median link drop share of runs u, as text ("-" if unknown)."""
+    v = [x[6] for x in u if not math.isnan(x[6])]
+    return f"{med(v):.2f} %" if v else "-"
 
 
 def host_usage(out, kernel, work):
@@ -356,7 +384,7 @@ def host_usage(out, kernel, work):
                     "host_busy_pct", "host_cpus",
                     "vm1_vcpu_s", "vm1_main_s", "vm1_other_s",
                     "vm2_vcpu_s", "vm2_main_s", "vm2_other_s",
-                    "messages", "bytes"])
+                    "messages", "bytes", "host_udp_in", "host_udp_drops"])
         for key, (t0, t1) in sorted(spans.items()):
             if t1 is None or key not in work or t1 <= t0:
                 continue
@@ -365,10 +393,11 @@ def host_usage(out, kernel, work):
                 continue
             d = [y - x for x, y in zip(a, b)]
             busy = 100.0 * d[0] / d[1] if d[1] > 0 else 0.0
-            vm = [x / hz for x in d[2:]]
+            vm = [x / hz for x in d[2:8]]
+            udp = ["" if math.isnan(x) else round(x) for x in d[8:10]]
             msgs, nbytes = work[key]
             w.writerow([kernel, *key, f"{t1 - t0:.3f}", f"{busy:.1f}", ncpu,
-                        *(f"{x:.3f}" for x in vm), msgs, nbytes])
+                        *(f"{x:.3f}" for x in vm), msgs, nbytes, *udp])
             qemu = sum(vm)
             if qemu <= 0:
                 continue
@@ -376,7 +405,8 @@ def host_usage(out, kernel, work):
                 (busy, qemu / (nbytes / 1e9) if nbytes else None,
                  qemu / (msgs / 1e6) if msgs else None,
                  100 * (vm[0] + vm[3]) / qemu, 100 * (vm[1] + vm[4]) / qemu,
-                 100 * (vm[2] + vm[5]) / qemu))
+                 100 * (vm[2] + vm[5]) / qemu,
+                 100 * d[9] / (d[8] + d[9]) if d[8] + d[9] > 0 else math.nan))
     if not use:
         return
     print(f"\n### the host's CPU during each run ({ncpu} CPUs)\n")
@@ -386,10 +416,13 @@ def host_usage(out, kernel, work):
           "vCPU threads (the guests, and TCG\ntranslating them; a halted "
           "vCPU costs nothing), their main threads (the main\nloop: it "
           "receives the links' datagrams into the guests' virtio rings) and "
-          "the\nrest; medians over rounds (host.csv: every run).\n")
+          "the\nrest; medians over rounds (host.csv: every run). Link drops: "
+          "the host's UDP\ndatagrams dropped because a QEMU had not read its "
+          "link's socket in time, in\n% of those sent (the whole host: "
+          "the control link's too).\n")
     print("| figure | config | host busy | QEMU s/GB | QEMU s/M msgs | vCPUs "
-          "| main loops | other |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+          "| main loops | other | link drops |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, label in MAIN_FIGURES:
         for config in CONFIGS:
             u = use.get((name, config))
@@ -399,7 +432,8 @@ def host_usage(out, kernel, work):
             print(f"| {label} | {config} | {med([x[0] for x in u]):.0f} % "
                   f"| {fmt(gb)} | {fmt(med([x[2] for x in u]))} "
                   f"| {med([x[3] for x in u]):.0f} % | {med([x[4] for x in u]):.0f} % "
-                  f"| {med([x[5] for x in u]):.0f} % |")
+                  f"| {med([x[5] for x in u]):.0f} % "
+                  f"| {drops(u)} |")
 
 
 BORING = re.compile(r"(tx|rx)_(packets|bytes)$|(sent|rcvd)_pkts$|rdma_(sends|recvs)$")
