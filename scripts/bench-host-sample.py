@@ -4,8 +4,8 @@
 Usage: bench-host-sample.py OUT MATCH1 MATCH2
 
 MATCHn is a string in the command line of VM n's QEMU (bench-wire passes
-the "wireN-PORT," of its "-name wireN-PORT,debug-threads=on"). Every quarter of a second, appends to
-OUT one line:
+the "wireN-PORT," of its "-name wireN-PORT,debug-threads=on"). Every
+quarter of a second, appends to OUT one line:
 
     TIME HOST_BUSY HOST_TOTAL V1_VCPU V1_MAIN V1_OTHER V2_VCPU V2_MAIN V2_OTHER
     UDP_IN UDP_DROPS
@@ -19,9 +19,10 @@ receives the links' datagrams), and the rest (exited threads included).
 UDP_IN and UDP_DROPS from /proc/net/snmp (the host's network namespace,
 whatever else uses it): datagrams received, and those dropped because
 the receiving socket's buffer was full (RcvbufErrors: a link's datagrams
-that its receiving QEMU had not read in time). Times in clock ticks. A VM not started yet, or gone, reads as its last
-values. The first line is "# ncpu N hz HZ". Ends when both QEMUs have
-come and gone, or after 6 hours.
+that its receiving QEMU had not read in time). Times in clock ticks. A
+VM not started yet, or gone, reads as its last values. The first line is
+"# ncpu N hz HZ". Ends when both QEMUs have come and gone, or after 6
+hours.
 """
 import os
 import sys

@@ -12,8 +12,8 @@ ended), also host.csv and a table of the host's CPU during the runs.
 Exit status 1 if the console holds no result.
 """
 import bisect
-import math
 import csv
+import math
 import os
 import re
 import statistics
