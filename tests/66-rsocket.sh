@@ -19,10 +19,15 @@
 #     anything else fails the test. With scripts/build-rsocket's librdmacm
 #     (rdma-core 65, unmodified) it must report no bug;
 #   - iperf3 under librspreload (LD_PRELOAD), 64 MiB from b to a; the
-#     bytes received must be the bytes sent. It runs with every librdmacm
-#     here that has no rpoll bug; with one that has it, iperf3 stalls after
-#     its first 128 KiB (whatever the device), so that run is skipped and
-#     counted, as is the run with build/rsocket when it was not built.
+#     server must count all but what iperf3 leaves unread by design (at
+#     most the rsocket receive buffer; see iperf() below). It runs with
+#     every librdmacm here that has no rpoll bug; with one that has it,
+#     iperf3 stalls after its first 128 KiB (whatever the device), so that
+#     run is skipped and counted, as is the run with build/rsocket when it
+#     was not built;
+#   - sock-verify (userspace/tests/sock-verify.c) under librspreload with
+#     every librdmacm here: 64 MiB (debug kernel: 8 MiB) through
+#     write/recv/shutdown, every byte checked to the end of the stream.
 #
 # Fails on any kernel report.
 # timeout: 400
@@ -44,6 +49,8 @@ done
 tmp=$(mktemp -d)
 cc -O2 -Wall -Werror "$SROCE_TOP/userspace/tests/rpoll-timeout.c" -o "$tmp/rpoll-timeout" \
 	-lrdmacm || fail "cannot build rpoll-timeout"
+cc -O2 -Wall -Werror "$SROCE_TOP/userspace/tests/sock-verify.c" -o "$tmp/sock-verify" ||
+	fail "cannot build sock-verify"
 topo_up
 
 # stream NAME ROW CMD...: CMD as server in a, as client (-s 192.0.2.1)
@@ -77,9 +84,11 @@ stream() {
 # there every run is 64 KiB x 100.
 if ((${SROCE_TIMEOUT_SCALE:-1} > 1)); then
 	set_std=(-S 65536 -C 100) row_std=custom size=(-S 65536 -C 100)
-	log "timeout scale ${SROCE_TIMEOUT_SCALE}: 64 KiB x 100 instead of the standard set"
+	sv_bytes=8388608
+	log "timeout scale ${SROCE_TIMEOUT_SCALE}: 64 KiB x 100 instead of the standard set, sock-verify 8 MiB"
 else
 	set_std=() row_std=1m_bw size=(-S 1048576 -C 100)
+	sv_bytes=67108864
 fi
 stream "rstream -T v" "$row_std" rstream -T v "${set_std[@]}"
 stream "riostream -T v" "$row_std" riostream -T v "${set_std[@]}"
@@ -131,12 +140,23 @@ rpoll_bug() {
 	return 1
 }
 
-# iperf NAME LIBDIR PRELOAD: iperf3 -n 64M from b to a under PRELOAD;
-# the client's count of bytes sent and received must agree, and be at
-# least 64 MiB (iperf3 may send one more 128 KiB block than -n asks:
-# 67239936 bytes, seen once on 6.1).
+# iperf NAME LIBDIR PRELOAD: iperf3 -n 64M from b to a under PRELOAD.
+# The client must have sent at least 64 MiB (iperf3 may send one more
+# 128 KiB block than -n asks: 67239936 bytes, seen once on 6.1), and the
+# server counted all of it but what can still be in flight when the
+# client's end-of-test message arrives. iperf3's server stops counting
+# the moment that message is read on the control connection (it closes
+# its data sockets unread: iperf_handle_message_server(), TEST_END;
+# esnet/iperf#382, #306), and the two connections are two rsockets, two
+# QPs, with no order between them (IBA 9.5: ordering is per QP). What is
+# in flight is bounded by the server rsocket's receive buffer, into which
+# the client can only RDMA-write what the server has freed: 128 KiB by
+# default (rsocket.c def_mem). Seen on 7.3: 37 and 65573 bytes short
+# (iperf3's 37-byte cookie shifts rsocket's 64 KiB transfers). That the
+# bytes themselves arrive, all and in order, is sock_verify's to show.
+iperf_window=131072
 iperf() {
-	local name=$1 sent got rate run_env
+	local name=$1 sent got rate run_env short
 
 	lib_env "$2" "LD_PRELOAD=$3"
 	cm_pair "$tmp" 5201 "${run_env[@]}" iperf3 -s -1 -p 5201 -- \
@@ -146,13 +166,35 @@ import json, sys
 e = json.load(open(sys.argv[1]))["end"]
 print(e["sum_sent"]["bytes"], e["sum_received"]["bytes"],
       round(e["sum_received"]["bits_per_second"] / 1e6))' "$tmp/b" 2>/dev/null) || true
-	if ((status_a || status_b)) || [[ -z $sent || $sent != "$got" ]] || ((got < 67108864)); then
+	short=$((${sent:-0} - ${got:-0}))
+	if ((status_a || status_b)) || [[ -z $sent || -z $got ]] || ((sent < 67108864 ||
+	    short < 0 || short > iperf_window)); then
 		cm_show "$tmp" | tail -n 30
-		log "FAIL: iperf3 under librspreload, $name: exit status $status_a (server) $status_b (client), sent ${sent:-?}, received ${got:-?}"
+		log "FAIL: iperf3 under librspreload, $name: exit status $status_a (server) $status_b (client), sent ${sent:-?}, received ${got:-?} (at most $iperf_window may be left unread at the end)"
 		status=1
 		return 0
 	fi
-	log "iperf3 under librspreload, $name: $got bytes received, $rate Mbit/s"
+	log "iperf3 under librspreload, $name: $sent bytes sent, $got counted by the server ($short still in flight at its end of test), $rate Mbit/s"
+}
+
+# sock_verify NAME LIBDIR PRELOAD: sv_bytes (64 MiB; 8 MiB on the debug
+# kernel) from b to a through the plain socket API under PRELOAD
+# (userspace/tests/sock-verify.c): every byte checked, to the end of the
+# stream.
+sock_verify() {
+	local name=$1 run_env
+
+	lib_env "$2" "LD_PRELOAD=$3"
+	cm_pair "$tmp" 7310 "${run_env[@]}" "$tmp/sock-verify" --server 7310 -- \
+		"${run_env[@]}" "$tmp/sock-verify" --client 192.0.2.1 7310 "$sv_bytes"
+	if ((status_a || status_b)) || ! grep -qx "received $sv_bytes bytes, all verified" "$tmp/a" ||
+	    ! grep -qx "sent $sv_bytes bytes, server verified $sv_bytes" "$tmp/b"; then
+		cm_show "$tmp" | tail -n 30
+		log "FAIL: sock-verify under librspreload, $name: exit status $status_a (server) $status_b (client)"
+		status=1
+		return 0
+	fi
+	log "sock-verify under librspreload, $name: $sv_bytes bytes, every byte verified"
 }
 
 ver=$(dpkg-query -W -f '${Version}' librdmacm1 2>/dev/null || echo '?')
@@ -162,6 +204,7 @@ if rpoll_bug "Debian's librdmacm $ver" ""; then
 else
 	iperf "Debian's librdmacm $ver" "" "$preload"
 fi
+sock_verify "Debian's librdmacm $ver" "" "$preload"
 
 new=$(echo "$SROCE_BUILD"/rsocket/*/librspreload.so)
 if [[ -f $new ]]; then
@@ -171,6 +214,7 @@ if [[ -f $new ]]; then
 		status=1
 	}
 	iperf "rdma-core ${new##*/}" "$new" "$new/librspreload.so"
+	sock_verify "rdma-core ${new##*/}" "$new" "$new/librspreload.so"
 else
 	log "SKIP: iperf3 with a fixed librdmacm: build/rsocket was not built (scripts/build-rsocket)"
 	((++skipped))
