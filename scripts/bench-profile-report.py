@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
 """
-scripts/bench-profile-report.py DIR: the report of scripts/bench-profile.
+scripts/bench-profile-report.py DIR: the report of scripts/bench-profile
+(and of scripts/bench-wire --profile, whose configurations are CONFIG@VM).
 
 Reads DIR/console.log's "@" lines (@val, @samples, @prof, @callers,
 @info, @end) and writes DIR/profile.csv (every symbol reported) and
@@ -116,8 +117,17 @@ def main():
         info.get('commit', '?')),
         'cpu-clock samples over both guest CPUs, whole perftest run; '
         'symbols under 0.2 % are in "unlisted"', '']
-    for fig, label, unit in FIGURES:
-        for config in CONFIGS:
+    # bench-wire --profile's figures and configurations (CONFIG@VM) too,
+    # in the order they came.
+    figures = list(FIGURES)
+    configs = list(CONFIGS)
+    for fig, config in prof:
+        if fig not in [f[0] for f in figures]:
+            figures.append((fig, fig, 'usec' if '_lat' in fig else 'MB/s'))
+        if config not in configs:
+            configs.append(config)
+    for fig, label, unit in figures:
+        for config in configs:
             rows = prof.get((fig, config))
             if not rows:
                 continue

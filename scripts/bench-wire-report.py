@@ -72,6 +72,9 @@ def read_console(path):
                 elif kind in ("link", "linklat") and len(w) == 4 and \
                         w[2] in ("r", "s"):
                     rows.append(w)
+                elif kind in ("val", "samples", "prof"):
+                    # --profile's, for bench-profile-report.py: counted
+                    rows.append(w)
             except ValueError:
                 pass
     return rows, info, end
