@@ -112,19 +112,25 @@ def rfmt(r):
 
 
 def link_buffer(out):
-    """A sentence on the links' socket buffers (DIR/link.txt), or None."""
+    """Sentences on the links (DIR/link.txt): their socket buffers, and
+    whether the drivers' NICs were swapped; or None."""
     try:
         with open(os.path.join(out, "link.txt")) as f:
-            w = f.read().split()
+            lines = f.read().splitlines()
     except OSError:
         return None
+    text = []
+    w = lines[0].split() if lines else []
     if len(w) == 2 and w[0] == "buffer":
-        return (f"Each link's socket buffers on the host: {w[1]} bytes "
-                "(--link-buffer).")
-    if len(w) == 3 and w[:2] == ["buffer", "default"]:
-        return (f"Each link's socket buffers on the host: the host's default "
-                f"(net.core.rmem_default {w[2]} bytes).")
-    return None
+        text.append(f"Each link's socket buffers on the host: {w[1]} bytes "
+                    "(--link-buffer).")
+    elif len(w) == 3 and w[:2] == ["buffer", "default"]:
+        text.append("Each link's socket buffers on the host: the host's "
+                    f"default (net.core.rmem_default {w[2]} bytes).")
+    if any(line.startswith("swapped") for line in lines[1:]):
+        text.append("NICs swapped (--swap-links): rdma_rxe on the second "
+                    "NIC, sroce on the first.")
+    return " ".join(text) or None
 
 
 def main():
@@ -203,6 +209,8 @@ def main():
           f"{info.get('sroce_icrc', '?').replace(',', ', ')}.")
     if "sroce_params" in info:
         print(f"sroce's module parameters set: {info['sroce_params']}.")
+    if "clocksource" in info:
+        print(f"VM 2's clocksource at the start: {info['clocksource']}.")
     link = link_buffer(out)
     if link:
         print(link)

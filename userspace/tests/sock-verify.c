@@ -29,6 +29,7 @@
  * error (with the offset of the first wrong byte).
  */
 #include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdint.h>
@@ -90,7 +91,7 @@ static int write_all(int fd, const uint8_t *p, size_t len)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			perror("write");
+			fprintf(stderr, "write: %s\n", n ? strerror(errno) : "wrote nothing");
 			return -1;
 		}
 		p += n;
@@ -143,7 +144,7 @@ static int server(int port)
 		total += n;
 	}
 	printf("received %llu bytes, all verified\n", (unsigned long long)total);
-	reply = total;
+	reply = htobe64(total);
 	if (write_all(fd, (uint8_t *)&reply, sizeof(reply)))
 		return 1;
 	close(fd);
@@ -196,17 +197,32 @@ static int client(const char *ip, int port, uint64_t bytes)
 		got += n;
 	}
 	close(fd);
+	reply = be64toh(reply);
 	printf("sent %llu bytes, server verified %llu\n", (unsigned long long)sent,
 	       (unsigned long long)reply);
 	return reply == sent ? 0 : 1;
 }
 
+/* A number in [1, max], or 0 if ARG is not one. */
+static unsigned long long number(const char *arg, unsigned long long max)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 0);
+	if (errno || end == arg || *end || !v || v > max || arg[0] == '-')
+		return 0;
+	return v;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc == 3 && !strcmp(argv[1], "--server"))
-		return server(atoi(argv[2]));
-	if (argc == 5 && !strcmp(argv[1], "--client"))
-		return client(argv[2], atoi(argv[3]), strtoull(argv[4], NULL, 0));
+	if (argc == 3 && !strcmp(argv[1], "--server") && number(argv[2], 65535))
+		return server(number(argv[2], 65535));
+	if (argc == 5 && !strcmp(argv[1], "--client") && number(argv[3], 65535) &&
+	    number(argv[4], ~0ULL))
+		return client(argv[2], number(argv[3], 65535), number(argv[4], ~0ULL));
 	fprintf(stderr, "usage: %s --server PORT | --client IP PORT BYTES\n", argv[0]);
 	return 1;
 }
