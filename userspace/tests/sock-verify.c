@@ -218,11 +218,16 @@ static unsigned long long number(const char *arg, unsigned long long max)
 
 int main(int argc, char **argv)
 {
-	if (argc == 3 && !strcmp(argv[1], "--server") && number(argv[2], 65535))
-		return server(number(argv[2], 65535));
-	if (argc == 5 && !strcmp(argv[1], "--client") && number(argv[3], 65535) &&
-	    number(argv[4], ~0ULL))
-		return client(argv[2], number(argv[3], 65535), number(argv[4], ~0ULL));
+	unsigned long long port = argc >= 3 ? number(argv[argc == 5 ? 3 : 2], 65535) : 0;
+
+	if (argc == 3 && !strcmp(argv[1], "--server") && port)
+		return server(port);
+	if (argc == 5 && !strcmp(argv[1], "--client") && port) {
+		unsigned long long bytes = number(argv[4], ~0ULL);
+
+		if (bytes)
+			return client(argv[2], port, bytes);
+	}
 	fprintf(stderr, "usage: %s --server PORT | --client IP PORT BYTES\n", argv[0]);
 	return 1;
 }
