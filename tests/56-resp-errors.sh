@@ -39,7 +39,10 @@
 # counted, the SEND completes once ACKed); a control NAK at the SEND's
 # own PSN must fail it; and a NAK at a READ's own PSN after two of its
 # three responses (how rdma_rxe fails a READ part-way) must fail the
-# READ at once.
+# READ at once. And an ACK the responder held (the ack_hold knob keeps
+# it) must go out when the user ends the QP: destroyed, moved to the
+# error state or reset (the old code dropped it, and a peer whose last
+# SEND it was failed with a retry error).
 # The table in
 # Documentation/responder-errors.md must be the one the script prints.
 # The kernel must not complain.
@@ -109,4 +112,12 @@ python3 "$SROCE_TOP/tests/lib-resperr.py" --stale-nak --dev sroce_a \
 	>"$SROCE_STATE/stale" 2>&1 || status=$?
 sed 's/^/  /' "$SROCE_STATE/stale"
 ((status == 0)) || fail "stale answers at a requester: $(tail -n 1 "$SROCE_STATE/stale")"
+# An ACK held at the end of a responder's run goes out when the QP ends.
+status=0
+python3 "$SROCE_TOP/tests/lib-resperr.py" --held-ack --dev sroce_a \
+	--gid-index "$(gid_index sroce_a 192.0.2.1)" --ip 192.0.2.1 \
+	--peer-ip 192.0.2.2 --netns b --ifname veth_b --dmac "$dmac" \
+	>"$SROCE_STATE/held" 2>&1 || status=$?
+sed 's/^/  /' "$SROCE_STATE/held"
+((status == 0)) || fail "ACKs held when a QP ends: $(tail -n 1 "$SROCE_STATE/held")"
 kernel_log_clean || fail "the kernel complained"

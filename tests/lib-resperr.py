@@ -6,7 +6,8 @@ tests/lib-resperr.py: the responder's error behaviour, row by row.
     lib-resperr.py --dev DEV --gid-index N --ip IP --peer-ip IP
                    --netns NS --ifname IF --dmac MAC [--only ROW]...
     lib-resperr.py --markdown
-    lib-resperr.py --backlog | --stale-nak  --dev DEV ... (as the first)
+    lib-resperr.py --backlog | --stale-nak | --held-ack  --dev DEV ... (as
+                   the first)
 
 Each row of ROWS below is one request a hostile or broken peer may send,
 on one transport (RC, UC, UD, XRC target; with or without an SRQ), and
@@ -30,7 +31,8 @@ exits 1 if any row went otherwise.
 --backlog floods a held responder (backlog() below); --stale-nak turns to
 the requester: a target QP's SENDs are answered by the peer with NAKs and
 RNR NAKs older than what it acknowledged, which must change nothing
-(stale_nak() below).
+(stale_nak() below); --held-ack ends a QP (destroy, error, reset) while
+its responder holds an ACK, which must go out (held_ack() below).
 """
 import argparse
 import ctypes
@@ -1069,6 +1071,69 @@ def stale_nak(args, peer, mem):
     return bad
 
 
+def ack_hold(dev, on):
+    with open('/sys/kernel/debug/sroce/%s/ack_hold' % dev, 'w') as f:
+        f.write('Y' if on else 'N')
+
+
+def held_ack_one(args, peer, t, end):
+    """
+    The peer's SEND completes at the target while the device's responders
+    keep their ACKs (the ack_hold knob: what an inline run does until its
+    tasklet comes, made to last), then the user ends the QP: the ACK must
+    go out then, exactly one for the SEND's PSN. The old code dropped it,
+    and ibv_rc_pingpong's server, whose last SEND it was, failed with a
+    retry error once the client had destroyed its QP.
+    """
+    peer.drain()
+    psn = t.psn
+    ack_hold(args.dev, True)
+    try:
+        peer.send(t.send_only(64))
+        wcs = [(w.wr_id, status_name(w.status)) for w in t.poll(1, 5 * WAIT)]
+        if wcs != [(1, 'success')]:
+            return ['the SEND: receive completions %s' % wcs]
+        early = peer.receive(WAIT)
+        if early:
+            return ['the ACK was not held: %s' % early]
+        if end == 'destroy':
+            t.qp.close()
+            t.qp = None
+        else:
+            t.qp.modify(QPAttr(qp_state=e.IBV_QPS_ERR if end == 'error'
+                               else e.IBV_QPS_RESET), e.IBV_QP_STATE)
+        got = peer.receive(WAIT, until=lambda g: len(g) >= 1)
+        got += peer.receive(WAIT / 4)
+    finally:
+        ack_hold(args.dev, False)
+    if [(r.kind(), r.psn) for r in got] != [('ack', psn)]:
+        return ['after the %s: %s, not one ACK of PSN %#x' % (end, got, psn)]
+    return []
+
+
+def held_ack(args, peer, mem):
+    """
+    An ACK the responder held is sent when the QP ends: destroyed, moved
+    to the error state, reset. One line per ending; returns the
+    mismatches.
+    """
+    bad = 0
+    for end in ('destroy', 'error', 'reset'):
+        mem.fill()
+        t = Target(args, peer, Row('held', 'rc', None, '', []), mem)
+        try:
+            problems = held_ack_one(args, peer, t, end)
+        except Exception as ex:         # a case that cannot run fails
+            problems = ['%s: %s' % (type(ex).__name__, ex)]
+        finally:
+            t.close()
+        bad += bool(problems)
+        print('held ACK, then %-8s %s' % (end, 'ok' if not problems else
+                                          'MISMATCH: ' + '; '.join(problems)),
+              flush=True)
+    return bad
+
+
 def markdown():
     out = ['| row | transport | the peer sends | answer | receive '
            'completions | QP after | counted in | IBA class |',
@@ -1098,6 +1163,7 @@ def main():
     p.add_argument('--markdown', action='store_true')
     p.add_argument('--backlog', action='store_true')
     p.add_argument('--stale-nak', action='store_true')
+    p.add_argument('--held-ack', action='store_true')
     args = p.parse_args()
     if args.markdown:
         print(markdown())
@@ -1109,6 +1175,10 @@ def main():
         print('backlog: %d SENDs dropped of %d: %s' % (
             dropped, BACKLOG_FLOOD, '; '.join(problems) or 'ok'))
         return 1 if problems else 0
+    if args.held_ack:
+        bad = held_ack(args, peer, mem)
+        print('held ACKs: %d mismatches' % bad)
+        return 1 if bad else 0
     if args.stale_nak:
         bad = stale_nak(args, peer, mem)
         print('stale answers: %d mismatches' % bad)

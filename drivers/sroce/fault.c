@@ -18,7 +18,12 @@
  * - resp_hold (Y/N): the responders of the device's QPs take no request
  *   while it is Y, so that a test can fill a QP's request queue up to its
  *   bound (the backlog parameter) whatever the speed of the host; after N
- *   a responder runs again with its QP's next packet.
+ *   a responder runs again with its QP's next packet;
+ * - ack_hold (Y/N): the responders keep the ACK they owe at the end of a
+ *   run in their tasklet too, as they do at the end of an inline run
+ *   until the tasklet comes, so that a test can end a QP (destroy,
+ *   reset, error) with an ACK pending whatever the speed of the host; a
+ *   later response or the QP's end sends it.
  *
  * A damaged packet has one byte after its UDP header flipped once its
  * ICRC is computed, as a wire would damage it, so the receiver's ICRC
@@ -305,6 +310,7 @@ void sroce_fault_publish(struct sroce_dev *sdev)
 		debugfs_create_u32(fault_names[i], 0600, f->dir, &f->rate[i]);
 	debugfs_create_file("hits", 0400, f->dir, f, &hits_fops);
 	debugfs_create_bool("resp_hold", 0600, f->dir, &f->resp_hold);
+	debugfs_create_bool("ack_hold", 0600, f->dir, &f->ack_hold);
 	debugfs_create_atomic_t("tx_drop_next", 0600, f->dir, &f->tx_drop_next);
 	/* Not a fault: what the device's RC requesters have in flight. */
 	debugfs_create_atomic_t("flight", 0400, f->dir, &sdev->req_flight);
@@ -319,6 +325,17 @@ void sroce_fault_publish(struct sroce_dev *sdev)
 bool sroce_fault_resp_held(struct sroce_dev *sdev)
 {
 	return READ_ONCE(sdev->fault.resp_hold);
+}
+
+/**
+ * sroce_fault_ack_held() - must the device's responders keep their ACKs?
+ * @sdev: the device
+ *
+ * Return: true while a test holds them (ack_hold).
+ */
+bool sroce_fault_ack_held(struct sroce_dev *sdev)
+{
+	return READ_ONCE(sdev->fault.ack_hold);
 }
 
 /**

@@ -48,6 +48,10 @@ enum sroce_fault_kind {
  * @resp_hold: the responders of the device's QPs take no request: they
  *	       wait in the QPs' queues, bounded by the backlog parameter;
  *	       set through debugfs, read locklessly
+ * @ack_hold: the responders of the device's QPs keep the ACK they owe at
+ *	      the end of a run in their tasklet, as an inline run does,
+ *	      until a later response or the QP's stop sends it; set
+ *	      through debugfs, read locklessly
  * @tx_drop_next: the next this many packets sent are dropped (counted in
  *		  @hits as tx_drop); set through debugfs
  * @dir: the device's debugfs directory
@@ -61,6 +65,7 @@ struct sroce_fault {
 	struct timer_list timer;
 	bool dead;
 	bool resp_hold;
+	bool ack_hold;
 	atomic_t tx_drop_next;
 	struct dentry *dir;
 };
@@ -80,6 +85,7 @@ void sroce_fault_publish(struct sroce_dev *sdev);
 void sroce_fault_fini(struct sroce_dev *sdev);
 bool sroce_fault_alloc(struct sroce_dev *sdev);
 bool sroce_fault_resp_held(struct sroce_dev *sdev);
+bool sroce_fault_ack_held(struct sroce_dev *sdev);
 enum sroce_fault_verdict sroce_fault_tx(struct sroce_dev *sdev,
 					struct sk_buff *skb, bool loop);
 enum sroce_fault_verdict sroce_fault_rx(struct sroce_dev *sdev,

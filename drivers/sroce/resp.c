@@ -26,7 +26,12 @@
  *   any later response, in PSN order. An engine run inline by the receive
  *   path, one packet at a time, leaves its ACK to the tasklet, which runs
  *   after the softirq's whole batch of packets: one ACK a batch. READ and
- *   atomic responses acknowledge by themselves.
+ *   atomic responses acknowledge by themselves. An ACK held is never
+ *   lost when the QP ends: the error state, a reset or a destroy sends
+ *   it first. The requests it acknowledges have completed here, and the
+ *   user who saw their completions may end the QP at once (perftest and
+ *   rdma-core's pingpong do); a requester denied the ACK retries into a
+ *   QP that is gone and fails with a retry error (IBA 9.7.6.1.3).
  *
  * Errors follow the responder error classes of IBA 9.9.3, in
  * resp_error(): on RC an invalid request or an access error is answered
@@ -1181,6 +1186,7 @@ static bool resp_engine(struct sroce_task *task)
 	int budget = SROCE_RESP_BUDGET;
 	bool kicked = false;
 	struct sk_buff *skb;
+	bool more;
 	int sent;
 
 	if (state < IB_QPS_RTR) {
@@ -1189,6 +1195,7 @@ static bool resp_engine(struct sroce_task *task)
 	}
 	if (state == IB_QPS_ERR) {
 		skb_queue_purge(&resp->req_pkts);
+		flush_ack(qp);
 		return flush_rq(qp);
 	}
 	if (sroce_fault_resp_held(qp_dev(qp)))
@@ -1224,11 +1231,16 @@ static bool resp_engine(struct sroce_task *task)
 	 * ACK (9.7.5.1.5). A response of a later PSN in between sends it
 	 * first (flush_ack()).
 	 */
-	if (resp->ack_pending && task->inline_run && !kicked)
-		return true;
-	flush_ack(qp);
-	return !kicked &&
+	more = !kicked &&
 	       (resp->read.active || !skb_queue_empty(&resp->req_pkts));
+	if (resp->ack_pending && !kicked) {
+		if (task->inline_run)
+			return true;
+		if (sroce_fault_ack_held(qp_dev(qp)))
+			return more;
+	}
+	flush_ack(qp);
+	return more;
 }
 
 /**
@@ -1265,7 +1277,8 @@ void sroce_resp_init(struct sroce_qp *qp)
  * sroce_resp_stop() - stop the receive engine
  * @qp: the QP
  *
- * sroce_task_start() lets it run again.
+ * sroce_task_start() lets it run again. An ACK the engine held goes out
+ * now (see the DOC above): the QP is being reset or destroyed.
  *
  * Context: process.
  */
@@ -1273,6 +1286,10 @@ void sroce_resp_stop(struct sroce_qp *qp)
 {
 	sroce_task_stop(&qp->resp.task);
 	skb_queue_purge(&qp->resp.req_pkts);
+	/* The engine is stopped: nothing else reads or sets ack_pending. */
+	local_bh_disable();
+	flush_ack(qp);
+	local_bh_enable();
 }
 
 /**
