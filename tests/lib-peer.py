@@ -172,6 +172,7 @@ class Response:
         self.qpn = int.from_bytes(data[5:8], 'big')
         self.psn = int.from_bytes(data[9:12], 'big')
         self.syndrome = None
+        self.msn = None
         self.orig = None
         self.payload = b''
         op = self.opcode & 0x1f
@@ -179,6 +180,7 @@ class Response:
         if op in (ACK, ATOMIC_ACK, READ_RESP_FIRST, READ_RESP_LAST,
                   READ_RESP_ONLY):
             self.syndrome = body[0]
+            self.msn = int.from_bytes(body[1:4], 'big')
             body = body[4:]
         if op == ATOMIC_ACK:
             self.orig = int.from_bytes(body[0:8], 'big')

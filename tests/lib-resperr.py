@@ -112,14 +112,14 @@ class Row:
     Setup: transport (rc, uc, ud, xrc), srq, recvs (sizes of the receive
     WQEs posted; lkey 'bad' for a WQE with a key of no MR), qp_access,
     mr_access, rd_atomic (max_dest_rd_atomic), setup (t -> None: a window
-    or a second MR, whose rkey it leaves in t.rkey2).
+    or a second MR, whose rkey it leaves in t.rkey2), cqe (the CQ's size).
     """
 
     def __init__(self, name, transport, sends, what, resp, wcs=(),
                  state='RTS', counters=None, followup=None, check=None,
                  srq=False, recvs=(256, 256), bad_lkey=False,
                  qp_access=REMOTE_ALL, mr_access=None, rd_atomic=4,
-                 setup=None, rule=''):
+                 setup=None, rule='', cqe=64):
         self.name = name
         self.transport = transport
         self.sends = sends
@@ -139,6 +139,7 @@ class Row:
         self.rd_atomic = rd_atomic
         self.setup = setup
         self.rule = rule
+        self.cqe = cqe
 
 
 class Target:
@@ -154,7 +155,7 @@ class Target:
         self.peer_ip = args.peer_ip
         self.ctx = Context(name=args.dev)
         self.pd = PD(self.ctx)
-        self.cq = CQ(self.ctx, 64, None, None, 0)
+        self.cq = CQ(self.ctx, row.cqe, None, None, 0)
         self.mr = MR(self.pd, 3 * PAGE, row.mr_access, address=self.base)
         self.srq = None
         self.xrcd = None
@@ -1106,18 +1107,69 @@ def held_ack_one(args, peer, t, end):
         got += peer.receive(WAIT / 4)
     finally:
         ack_hold(args.dev, False)
-    if [(r.kind(), r.psn) for r in got] != [('ack', psn)]:
-        return ['after the %s: %s, not one ACK of PSN %#x' % (end, got, psn)]
+    seen = [(r.kind(), r.psn, r.msn, r.qpn) for r in got]
+    if seen != [('ack', psn, 1, PEER_QPN)]:
+        return ['after the %s: %s, not one ACK of PSN %#x, MSN 1, to QP %#x'
+                % (end, seen, psn, PEER_QPN)]
     return []
+
+
+def cq_full(args, peer, mem):
+    """
+    SENDs into a receive CQ that is never polled: each is acknowledged
+    until the one whose completion finds the CQ full, which fails the QP
+    and must not be: its message never reached the user. (Before the
+    error state sent a held ACK, nothing was; the check keeps it so.)
+    """
+    mem.fill()
+    t = Target(args, peer, Row('cq-full', 'rc', None, '', [], recvs=(64,),
+                               cqe=1), mem)
+    problems = []
+    try:
+        room = t.cq.cqe
+        if room > 8:
+            return ['a CQ of %d entries asked for one' % room]
+        for i in range(room):
+            t.qp.post_recv(RecvWR(wr_id=10 + i, num_sge=1,
+                                  sg=[SGE(t.recv_buf(0), 64, t.mr.lkey)]))
+        for i in range(room + 1):
+            peer.drain()
+            psn = t.psn
+            peer.send(t.send_only(16))
+            t.next_psn()
+            got = peer.receive(WAIT, until=lambda g: len(g) >= 1)
+            got += peer.receive(WAIT / 4)
+            seen = [(r.kind(), r.psn) for r in got]
+            if i < room and seen != [('ack', psn)]:
+                problems.append('SEND %d of %d: %s, not its ACK' %
+                                (i + 1, room, seen))
+            elif i == room and seen:
+                problems.append('the SEND that overflowed the CQ was '
+                                'answered: %s' % seen)
+        state = t.state()
+        if state != 'ERR':
+            problems.append('state %s after %d SENDs into a CQ of %d, not '
+                            'ERR' % (state, room + 1, room))
+        return problems
+    finally:
+        t.close()
 
 
 def held_ack(args, peer, mem):
     """
     An ACK the responder held is sent when the QP ends: destroyed, moved
-    to the error state, reset. One line per ending; returns the
-    mismatches.
+    to the error state, reset; but none for a SEND whose completion
+    overflowed the CQ. One line per case; returns the mismatches.
     """
     bad = 0
+    try:
+        problems = cq_full(args, peer, mem)
+    except Exception as ex:             # a case that cannot run fails
+        problems = ['%s: %s' % (type(ex).__name__, ex)]
+    bad += bool(problems)
+    print('held ACK, CQ full    %s' % ('ok' if not problems else
+                                        'MISMATCH: ' + '; '.join(problems)),
+          flush=True)
     for end in ('destroy', 'error', 'reset'):
         mem.fill()
         t = Target(args, peer, Row('held', 'rc', None, '', []), mem)

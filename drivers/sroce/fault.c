@@ -23,7 +23,8 @@
  *   run in their tasklet too, as they do at the end of an inline run
  *   until the tasklet comes, so that a test can end a QP (destroy,
  *   reset, error) with an ACK pending whatever the speed of the host; a
- *   later response or the QP's end sends it.
+ *   later response or the QP's end sends it (N releases nothing by
+ *   itself).
  *
  * A damaged packet has one byte after its UDP header flipped once its
  * ICRC is computed, as a wire would damage it, so the receiver's ICRC

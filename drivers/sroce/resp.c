@@ -26,12 +26,16 @@
  *   any later response, in PSN order. An engine run inline by the receive
  *   path, one packet at a time, leaves its ACK to the tasklet, which runs
  *   after the softirq's whole batch of packets: one ACK a batch. READ and
- *   atomic responses acknowledge by themselves. An ACK held is never
- *   lost when the QP ends: the error state, a reset or a destroy sends
- *   it first. The requests it acknowledges have completed here, and the
- *   user who saw their completions may end the QP at once (perftest and
- *   rdma-core's pingpong do); a requester denied the ACK retries into a
- *   QP that is gone and fails with a retry error (IBA 9.7.6.1.3).
+ *   atomic responses acknowledge by themselves. An ACK carries the MSN
+ *   of when it became due. An ACK held is sent (or, if no buffer can be
+ *   had, counted as dropped) when the QP ends: the error state, a reset
+ *   or a destroy sends it first; a reset, once the QP's state already
+ *   says RESET, with the path it had. The requests it acknowledges have
+ *   completed here, and the user who saw their completions may end the
+ *   QP at once (perftest and rdma-core's pingpong do); a requester
+ *   denied the ACK retries into a QP that is gone and fails with a retry
+ *   error (IBA 9.7.6.1.3). A request whose completion overflowed the
+ *   receive CQ is not acknowledged: the QP failed with it.
  *
  * Errors follow the responder error classes of IBA 9.9.3, in
  * resp_error(): on RC an invalid request or an access error is answered
@@ -70,6 +74,7 @@ enum resp_result {
 	RESP_WQE_PROT,	/* the receive WQE names memory the QP may not write */
 	RESP_WQE_BAD,	/* the receive WQE is malformed */
 	RESP_RING_BAD,	/* the receive ring's indices are corrupt */
+	RESP_CQ_FULL,	/* executed, but its completion overflowed the CQ */
 };
 
 static struct sroce_dev *qp_dev(struct sroce_qp *qp)
@@ -120,7 +125,7 @@ static void resp_drop(struct sroce_qp *qp)
 	sroce_stats_add(&qp_dev(qp)->stats, SROCE_STAT_TX_DROPPED, 1);
 }
 
-static void send_ack(struct sroce_qp *qp, u8 syndrome, u32 psn)
+static void send_aeth(struct sroce_qp *qp, u8 syndrome, u32 psn, u32 msn)
 {
 	struct sk_buff *skb;
 
@@ -130,8 +135,13 @@ static void send_ack(struct sroce_qp *qp, u8 syndrome, u32 psn)
 		return;
 	}
 	sroce_aeth_set((void *)skb->data + sizeof(struct sroce_bth), syndrome,
-		       qp->resp.msn);
+		       msn);
 	resp_xmit(qp, skb);
+}
+
+static void send_ack(struct sroce_qp *qp, u8 syndrome, u32 psn)
+{
+	send_aeth(qp, syndrome, psn, qp->resp.msn);
 }
 
 /*
@@ -145,8 +155,8 @@ static void flush_ack(struct sroce_qp *qp)
 	if (!qp->resp.ack_pending)
 		return;
 	qp->resp.ack_pending = false;
-	send_ack(qp, SROCE_AETH_ACK | SROCE_AETH_CREDIT_INVALID,
-		 qp->resp.ack_psn);
+	send_aeth(qp, SROCE_AETH_ACK | SROCE_AETH_CREDIT_INVALID,
+		  qp->resp.ack_psn, qp->resp.ack_msn);
 }
 
 /* A NAK or RNR NAK (IBA 9.7.5.2.3, 9.7.5.2.8), after any ACK held. */
@@ -193,11 +203,12 @@ static void send_empty_read_resp(struct sroce_qp *qp, u32 psn)
  * target's goes to the CQ of the XRC SRQ the WQE came from, if that SRQ
  * still exists (IBA annex A14).
  */
-static void complete_rwqe(struct sroce_qp *qp, struct ib_wc *wc, bool se)
+static bool complete_rwqe(struct sroce_qp *qp, struct ib_wc *wc, bool se)
 {
 	struct sroce_resp *resp = &qp->resp;
 	struct sroce_srq *xsrq = NULL;
 	struct sroce_cq *cq = qp->rcq;
+	bool posted = true;
 
 	wc->wr_id = resp->rwqe.wr_id;
 	wc->qp = &qp->ibqp;
@@ -206,13 +217,16 @@ static void complete_rwqe(struct sroce_qp *qp, struct ib_wc *wc, bool se)
 	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT) {
 		xsrq = sroce_srq_get_xrc(qp_dev(qp), resp->xsrqn, qp->xrcd);
 		if (!xsrq)
-			return;
+			return true;
 		cq = to_scq(xsrq->ibsrq.ext.cq);
 	}
-	if (sroce_cq_post(cq, wc, se))
+	if (sroce_cq_post(cq, wc, se)) {
 		sroce_qp_fail(qp, IB_WC_GENERAL_ERR);
+		posted = false;
+	}
 	if (xsrq)
 		sroce_srq_put(xsrq);
+	return posted;
 }
 
 static void fail_rwqe(struct sroce_qp *qp, enum ib_wc_status status)
@@ -362,8 +376,7 @@ static enum resp_result do_send(struct sroce_qp *qp, struct sk_buff *skb)
 	}
 	wc.byte_len = resp->recv_len;
 	wc.src_qp = qp->attr.dest_qpn;
-	complete_rwqe(qp, &wc, pkt->se);
-	return RESP_OK;
+	return complete_rwqe(qp, &wc, pkt->se) ? RESP_OK : RESP_CQ_FULL;
 }
 
 static enum resp_result do_write(struct sroce_qp *qp, struct sk_buff *skb)
@@ -433,7 +446,8 @@ static enum resp_result do_write(struct sroce_qp *qp, struct sk_buff *skb)
 				  sroce_pkt_hdr(skb, op->immdt))->imm;
 		wc.byte_len = resp->write_len;
 		wc.src_qp = qp->attr.dest_qpn;
-		complete_rwqe(qp, &wc, pkt->se);
+		if (!complete_rwqe(qp, &wc, pkt->se))
+			return RESP_CQ_FULL;
 	}
 	return RESP_OK;
 }
@@ -693,6 +707,7 @@ static void advance(struct sroce_qp *qp, const struct sroce_pkt *pkt)
 	if (pkt->ackreq && sroce_qp_is_reliable(qp)) {
 		resp->ack_pending = true;
 		resp->ack_psn = pkt->psn;
+		resp->ack_msn = resp->msn;
 	}
 }
 
@@ -793,9 +808,17 @@ static void drop_msg(struct sroce_qp *qp)
  */
 static void resp_error(struct sroce_qp *qp, enum resp_result res, u32 psn)
 {
-	const struct resp_error *e = &resp_errors[res];
 	struct sroce_dev *sdev = qp_dev(qp);
+	const struct resp_error *e;
 
+	/*
+	 * The receive CQ overflowed: the QP has failed already (IBA 11.6.3.1,
+	 * complete_rwqe()). Nothing is acknowledged: the requester's retries
+	 * end in a retry error, as with rdma_rxe.
+	 */
+	if (res == RESP_CQ_FULL)
+		return;
+	e = &resp_errors[res];
 	sroce_fault_error_delay();
 	if (sroce_qp_is_reliable(qp) && res == RESP_RNR) {
 		sroce_stats_add(&sdev->stats, SROCE_STAT_RNR_NAKS_SENT, 1);
@@ -855,6 +878,7 @@ static void duplicate(struct sroce_qp *qp, struct sk_buff *skb)
 	if (pkt->flags & (SROCE_OP_SEND | SROCE_OP_WRITE)) {
 		resp->ack_pending = true;
 		resp->ack_psn = resp->done_psn;
+		resp->ack_msn = resp->msn;
 		return;
 	}
 	res = find_res(qp, pkt->psn);
@@ -1229,7 +1253,8 @@ static bool resp_engine(struct sroce_task *task)
 	 * has handed over its whole batch (NET_RX before TASKLET; in
 	 * loopback, when the sender's run ends), so that a batch earns one
 	 * ACK (9.7.5.1.5). A response of a later PSN in between sends it
-	 * first (flush_ack()).
+	 * first (flush_ack()). The ack_hold knob (fault.c) keeps it at the
+	 * end of a tasklet's run too, for tests.
 	 */
 	more = !kicked &&
 	       (resp->read.active || !skb_queue_empty(&resp->req_pkts));

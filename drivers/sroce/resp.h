@@ -98,6 +98,7 @@ struct sroce_read {
  * @write_gen: WRITE in progress: the registration of its MR that its first
  *	       packet was checked against; later packets may use no other
  * @ack_psn: PSN to acknowledge, when @ack_pending
+ * @ack_msn: the MSN that acknowledgment carries: @msn when it became due
  * @done_psn: PSN of the last SEND, WRITE or atomic packet executed, which
  *	      a duplicate's acknowledgment carries
  * @ack_pending: an acknowledgment is due
@@ -131,6 +132,7 @@ struct sroce_resp {
 	u32 write_len;
 	u32 write_gen;
 	u32 ack_psn;
+	u32 ack_msn;
 	u32 done_psn;
 	bool ack_pending;
 	struct sroce_rd_res *res;
