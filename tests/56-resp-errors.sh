@@ -64,6 +64,20 @@ topo_up
 rdma link del sroce_b || fail "cannot delete sroce_b"
 dmac=$(na cat /sys/class/net/veth_a/address)
 
+# resperr_mode MODE NAME: lib-resperr.py MODE (--backlog, --stale-nak,
+# --held-ack) on sroce_a over IPv4, its output shown and kept in
+# $SROCE_STATE/NAME; returns its status.
+resperr_mode() {
+	local status=0
+
+	python3 "$SROCE_TOP/tests/lib-resperr.py" "$1" --dev sroce_a \
+		--gid-index "$(gid_index sroce_a 192.0.2.1)" --ip 192.0.2.1 \
+		--peer-ip 192.0.2.2 --netns b --ifname veth_b --dmac "$dmac" \
+		>"$SROCE_STATE/$2" 2>&1 || status=$?
+	sed 's/^/  /' "$SROCE_STATE/$2"
+	return "$status"
+}
+
 run() {
 	local ip=$1 peer=$2 out status=0
 
@@ -97,27 +111,13 @@ backlog=/sys/module/sroce/parameters/backlog
 read -r default_backlog <"$backlog"
 echo 1024 >"$backlog"
 status=0
-python3 "$SROCE_TOP/tests/lib-resperr.py" --backlog --dev sroce_a \
-	--gid-index "$(gid_index sroce_a 192.0.2.1)" --ip 192.0.2.1 \
-	--peer-ip 192.0.2.2 --netns b --ifname veth_b --dmac "$dmac" \
-	>"$SROCE_STATE/backlog" 2>&1 || status=$?
-sed 's/^/  /' "$SROCE_STATE/backlog"
+resperr_mode --backlog backlog || status=$?
 echo "$default_backlog" >"$backlog"
 ((status == 0)) || fail "the request queue of a busy QP: $(tail -n 1 "$SROCE_STATE/backlog")"
 # Stale NAKs and RNR NAKs at a requester (IBA 9.7.5.2.2).
-status=0
-python3 "$SROCE_TOP/tests/lib-resperr.py" --stale-nak --dev sroce_a \
-	--gid-index "$(gid_index sroce_a 192.0.2.1)" --ip 192.0.2.1 \
-	--peer-ip 192.0.2.2 --netns b --ifname veth_b --dmac "$dmac" \
-	>"$SROCE_STATE/stale" 2>&1 || status=$?
-sed 's/^/  /' "$SROCE_STATE/stale"
-((status == 0)) || fail "stale answers at a requester: $(tail -n 1 "$SROCE_STATE/stale")"
+resperr_mode --stale-nak stale ||
+	fail "stale answers at a requester: $(tail -n 1 "$SROCE_STATE/stale")"
 # An ACK held at the end of a responder's run goes out when the QP ends.
-status=0
-python3 "$SROCE_TOP/tests/lib-resperr.py" --held-ack --dev sroce_a \
-	--gid-index "$(gid_index sroce_a 192.0.2.1)" --ip 192.0.2.1 \
-	--peer-ip 192.0.2.2 --netns b --ifname veth_b --dmac "$dmac" \
-	>"$SROCE_STATE/held" 2>&1 || status=$?
-sed 's/^/  /' "$SROCE_STATE/held"
-((status == 0)) || fail "ACKs held when a QP ends: $(tail -n 1 "$SROCE_STATE/held")"
+resperr_mode --held-ack held ||
+	fail "ACKs held when a QP ends: $(tail -n 1 "$SROCE_STATE/held")"
 kernel_log_clean || fail "the kernel complained"

@@ -77,13 +77,14 @@ sample() {
 	done
 }
 
-# Resends of both devices' requesters: after a NAK or timeout
-# (retransmits), or a tail-loss probe (which resends a last packet).
-resent() {
-	local d n=0
+# both COUNTER...: the counters named, summed over both devices.
+both() {
+	local d c n=0
 
 	for d in sroce_a sroce_b; do
-		n=$((n + $(counter "$d" retransmits) + $(counter "$d" tail_probes)))
+		for c; do
+			n=$((n + $(counter "$d" "$c")))
+		done
 	done
 	echo "$n"
 }
@@ -93,27 +94,13 @@ dropped() {
 	awk '$1 == "tx_drop" { print $2 }' "$dbg/sroce_b/hits"
 }
 
-holds() {
-	echo $(($(counter sroce_a flight_holds) + $(counter sroce_b flight_holds)))
-}
-
-# Transport timeouts and tail-loss probes of both devices.
-stuck() {
-	local d n=0
-
-	for d in sroce_a sroce_b; do
-		n=$((n + $(counter "$d" timeouts) + $(counter "$d" tail_probes)))
-	done
-	echo "$n"
-}
-
 # run SEED BOUND OPS MIX: one traffic run with the sampler; sets $max
 # and $held.
 run() {
 	local h0
 
 	echo "$2" >"$param"
-	h0=$(holds)
+	h0=$(both flight_holds)
 	rm -f "$tmp/max"
 	sample "$tmp/max" &
 	mpid=$!
@@ -123,7 +110,7 @@ run() {
 	wait "$mpid" 2>/dev/null || true
 	mpid=
 	read -r max <"$tmp/max" || fail "the sampler wrote nothing"
-	held=$(($(holds) - h0))
+	held=$(($(both flight_holds) - h0))
 	log "flight=$2: at most $max packets in flight on a device, $held holds"
 }
 
@@ -152,23 +139,24 @@ run 74001 0 "$(scaled_down 1000)" send,write
 ((held == 0)) || fail "$held holds without a bound"
 
 # 2. The bound.
-stuck0=$(stuck)
+stuck0=$(both timeouts tail_probes)
 run 74002 16 "$(scaled_down 300)" send,write
 ((max <= allowed)) || fail "flight=16: $max packets in flight on a device (at most $allowed allowed)"
 ((held > 0)) || fail "flight=16: no QP was ever held"
-stuck=$(($(stuck) - stuck0))
+stuck=$(($(both timeouts tail_probes) - stuck0))
 log "flight=16: $stuck transport timeouts and tail-loss probes"
 ((stuck <= 4 * qps)) ||
 	fail "flight=16, nothing lost: $stuck timeouts and tail-loss probes, more than $((4 * qps)) (held QPs waited for a timer)"
 
 # 3. The bound and losses.
 echo 20000 >"$dbg/sroce_b/tx_drop"
-# Either requester may resend for a loss: sroce_b for its requests,
-# sroce_a for its READ responses and acknowledgments lost. At least 30
+# Either requester may resend for a loss (after a NAK or timeout, or a
+# tail-loss probe, which resends a last packet): sroce_b for its
+# requests, sroce_a for its READ responses and acknowledgments lost. At least 30
 # operations a QP even on a slow kernel: with 10 (the debug kernel's
 # scale), 2 % of sroce_b's few hundred packets once hit only ACKs that
 # later ones covered, and nothing was resent.
-t0=$(resent)
+t0=$(both retransmits tail_probes)
 d0=$(dropped)
 ops=$(scaled_down 100)
 ((ops >= 30)) || ops=30
@@ -176,7 +164,7 @@ run 74003 4 "$ops" send,write,read
 echo 0 >"$dbg/sroce_b/tx_drop"
 ((held > 0)) || fail "flight=4: no QP was ever held"
 d=$(($(dropped) - d0))
-r=$(($(resent) - t0))
+r=$(($(both retransmits tail_probes) - t0))
 log "flight=4: $d of sroce_b's packets dropped, $r resent"
 ((d > 0 && r > 0)) ||
 	fail "flight=4: $d packets dropped, $r resent: the case proves nothing"

@@ -1057,19 +1057,29 @@ def stale_nak(args, peer, mem):
               P.AETH_NAK | P.NAK_ACCESS, False))
     bad = 0
     for name, run, syndrome, stale in cases:
-        mem.fill()
-        t = Target(args, peer, Row('stale', 'rc', None, '', []), mem)
+        bad += run_case('stale %-30s' % name, args, peer, mem, 'stale',
+                        lambda t: run(args, peer, t, syndrome, stale))
+    return bad
+
+
+def run_case(label, args, peer, mem, name, fn, **row):
+    """
+    One case on an RC target made afresh (Row keywords in row): fn(t)
+    returns its problems. Prints label and ok or MISMATCH; returns 1 if
+    the case went otherwise (or could not run), else 0.
+    """
+    mem.fill()
+    try:
+        t = Target(args, peer, Row(name, 'rc', None, '', [], **row), mem)
         try:
-            problems = run(args, peer, t, syndrome, stale)
-        except Exception as ex:         # a case that cannot run fails
-            problems = ['%s: %s' % (type(ex).__name__, ex)]
+            problems = fn(t)
         finally:
             t.close()
-        bad += bool(problems)
-        print('stale %-30s %s' % (name, 'ok' if not problems else
-                                   'MISMATCH: ' + '; '.join(problems)),
-              flush=True)
-    return bad
+    except Exception as ex:             # a case that cannot run fails
+        problems = ['%s: %s' % (type(ex).__name__, ex)]
+    print('%s %s' % (label, 'ok' if not problems else
+                     'MISMATCH: ' + '; '.join(problems)), flush=True)
+    return 1 if problems else 0
 
 
 def ack_hold(dev, on):
@@ -1114,45 +1124,39 @@ def held_ack_one(args, peer, t, end):
     return []
 
 
-def cq_full(args, peer, mem):
+def cq_full(peer, t):
     """
     SENDs into a receive CQ that is never polled: each is acknowledged
     until the one whose completion finds the CQ full, which fails the QP
     and must not be: its message never reached the user. (Before the
     error state sent a held ACK, nothing was; the check keeps it so.)
     """
-    mem.fill()
-    t = Target(args, peer, Row('cq-full', 'rc', None, '', [], recvs=(64,),
-                               cqe=1), mem)
     problems = []
-    try:
-        room = t.cq.cqe
-        if room > 8:
-            return ['a CQ of %d entries asked for one' % room]
-        for i in range(room):
-            t.qp.post_recv(RecvWR(wr_id=10 + i, num_sge=1,
-                                  sg=[SGE(t.recv_buf(0), 64, t.mr.lkey)]))
-        for i in range(room + 1):
-            peer.drain()
-            psn = t.psn
-            peer.send(t.send_only(16))
-            t.next_psn()
-            got = peer.receive(WAIT, until=lambda g: len(g) >= 1)
-            got += peer.receive(WAIT / 4)
-            seen = [(r.kind(), r.psn) for r in got]
-            if i < room and seen != [('ack', psn)]:
-                problems.append('SEND %d of %d: %s, not its ACK' %
-                                (i + 1, room, seen))
-            elif i == room and seen:
-                problems.append('the SEND that overflowed the CQ was '
-                                'answered: %s' % seen)
-        state = t.state()
-        if state != 'ERR':
-            problems.append('state %s after %d SENDs into a CQ of %d, not '
-                            'ERR' % (state, room + 1, room))
-        return problems
-    finally:
-        t.close()
+    room = t.cq.cqe
+    if room > 8:
+        return ['a CQ of %d entries asked for one' % room]
+    for i in range(room):
+        t.qp.post_recv(RecvWR(wr_id=10 + i, num_sge=1,
+                              sg=[SGE(t.recv_buf(0), 64, t.mr.lkey)]))
+    for i in range(room + 1):
+        peer.drain()
+        psn = t.psn
+        peer.send(t.send_only(16))
+        t.next_psn()
+        got = peer.receive(WAIT, until=lambda g: len(g) >= 1)
+        got += peer.receive(WAIT / 4)
+        seen = [(r.kind(), r.psn) for r in got]
+        if i < room and seen != [('ack', psn)]:
+            problems.append('SEND %d of %d: %s, not its ACK' %
+                            (i + 1, room, seen))
+        elif i == room and seen:
+            problems.append('the SEND that overflowed the CQ was '
+                            'answered: %s' % seen)
+    state = t.state()
+    if state != 'ERR':
+        problems.append('state %s after %d SENDs into a CQ of %d, not '
+                        'ERR' % (state, room + 1, room))
+    return problems
 
 
 def held_ack(args, peer, mem):
@@ -1161,28 +1165,11 @@ def held_ack(args, peer, mem):
     to the error state, reset; but none for a SEND whose completion
     overflowed the CQ. One line per case; returns the mismatches.
     """
-    bad = 0
-    try:
-        problems = cq_full(args, peer, mem)
-    except Exception as ex:             # a case that cannot run fails
-        problems = ['%s: %s' % (type(ex).__name__, ex)]
-    bad += bool(problems)
-    print('held ACK, CQ full    %s' % ('ok' if not problems else
-                                        'MISMATCH: ' + '; '.join(problems)),
-          flush=True)
+    bad = run_case('held ACK, CQ full   ', args, peer, mem, 'cq-full',
+                   lambda t: cq_full(peer, t), recvs=(64,), cqe=1)
     for end in ('destroy', 'error', 'reset'):
-        mem.fill()
-        t = Target(args, peer, Row('held', 'rc', None, '', []), mem)
-        try:
-            problems = held_ack_one(args, peer, t, end)
-        except Exception as ex:         # a case that cannot run fails
-            problems = ['%s: %s' % (type(ex).__name__, ex)]
-        finally:
-            t.close()
-        bad += bool(problems)
-        print('held ACK, then %-8s %s' % (end, 'ok' if not problems else
-                                          'MISMATCH: ' + '; '.join(problems)),
-              flush=True)
+        bad += run_case('held ACK, then %-8s' % end, args, peer, mem, 'held',
+                        lambda t: held_ack_one(args, peer, t, end))
     return bad
 
 
