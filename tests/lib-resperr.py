@@ -868,8 +868,9 @@ BACKLOG_READ = 64 << 20
 BACKLOG_FLOOD = 3000
 
 
-def resp_hold(dev, on):
-    with open('/sys/kernel/debug/sroce/%s/resp_hold' % dev, 'w') as f:
+def hold(dev, knob, on):
+    """Set the device's debugfs knob resp_hold or ack_hold (fault.c)."""
+    with open('/sys/kernel/debug/sroce/%s/%s' % (dev, knob), 'w') as f:
         f.write('Y' if on else 'N')
 
 
@@ -895,14 +896,14 @@ def backlog(args, peer, mem):
         flood = [t.send_only(16, psn=t.psn + i).build()
                  for i in range(BACKLOG_FLOOD)]
         c0 = counters(args.dev)
-        resp_hold(args.dev, True)
+        hold(args.dev, 'resp_hold', True)
         try:
             for data in [read] + flood:
                 peer.send(data)
             time.sleep(WAIT)
             c1 = counters(args.dev)
         finally:
-            resp_hold(args.dev, False)
+            hold(args.dev, 'resp_hold', False)
         arrived = c1['rx_packets'] - c0['rx_packets']
         dropped = c1['rx_drop_backlog'] - c0['rx_drop_backlog']
         waiting = arrived - dropped
@@ -1082,11 +1083,6 @@ def run_case(label, args, peer, mem, name, fn, **row):
     return 1 if problems else 0
 
 
-def ack_hold(dev, on):
-    with open('/sys/kernel/debug/sroce/%s/ack_hold' % dev, 'w') as f:
-        f.write('Y' if on else 'N')
-
-
 def held_ack_one(args, peer, t, end):
     """
     The peer's SEND completes at the target while the device's responders
@@ -1098,7 +1094,7 @@ def held_ack_one(args, peer, t, end):
     """
     peer.drain()
     psn = t.psn
-    ack_hold(args.dev, True)
+    hold(args.dev, 'ack_hold', True)
     try:
         peer.send(t.send_only(64))
         wcs = [(w.wr_id, status_name(w.status)) for w in t.poll(1, 5 * WAIT)]
@@ -1116,7 +1112,7 @@ def held_ack_one(args, peer, t, end):
         got = peer.receive(WAIT, until=lambda g: len(g) >= 1)
         got += peer.receive(WAIT / 4)
     finally:
-        ack_hold(args.dev, False)
+        hold(args.dev, 'ack_hold', False)
     seen = [(r.kind(), r.psn, r.msn, r.qpn) for r in got]
     if seen != [('ack', psn, 1, PEER_QPN)]:
         return ['after the %s: %s, not one ACK of PSN %#x, MSN 1, to QP %#x'
