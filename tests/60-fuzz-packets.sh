@@ -106,24 +106,9 @@ done
 command -v rping >/dev/null || skip "rping is missing (rdmacm-utils)"
 command -v python3 >/dev/null || skip "python3 is missing"
 
-# fuzz_param NAME DEFAULT: SROCE_FUZZ_NAME from the environment, else
-# sroce_fuzz_name= from the kernel command line (the guest's environment
-# is not the host's: SROCE_VM_APPEND="sroce_fuzz_seed=N" scripts/check
-# ...), else DEFAULT.
+# fuzz_param NAME DEFAULT: SROCE_FUZZ_NAME (lib.sh's test_param).
 fuzz_param() {
-	local env=SROCE_FUZZ_$1 key=sroce_fuzz_${1,,}= w
-
-	if [[ -n ${!env:-} ]]; then
-		echo "${!env}"
-		return
-	fi
-	for w in $(</proc/cmdline); do
-		if [[ $w == "$key"* ]]; then
-			echo "${w#"$key"}"
-			return
-		fi
-	done
-	echo "$2"
+	test_param "FUZZ_$1" "$2"
 }
 
 tmp=$(mktemp -d)

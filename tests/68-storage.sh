@@ -127,9 +127,13 @@ nfs_part() {
 	mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd ||
 		fail "cannot mount the nfsd filesystem"
 	# The export is the NFSv4 root (fsid=0): the VM's root, an overlay on
-	# 9p, cannot be the pseudo-root's base.
+	# 9p, cannot be the pseudo-root's base. A kernel without the legacy
+	# client tracking (7.3) needs nfsdcld to know that no client is to
+	# reclaim state; without it nfsd ("Unable to initialize client
+	# recovery tracking! (-110)") refuses OPENs for the whole grace
+	# period, 90 s by default: -G gives the shortest it takes, 10 s.
 	rpcbind -w && exportfs -o rw,no_root_squash,fsid=0,insecure,sync \
-		"192.0.2.0/24:$tmp/export" && rpc.mountd && rpc.nfsd -N 3 4 ||
+		"192.0.2.0/24:$tmp/export" && rpc.mountd && rpc.nfsd -N 3 -G 10 4 ||
 		fail "cannot start nfsd"
 	echo "rdma 20049" >/proc/fs/nfsd/portlist || fail "nfsd cannot listen on rdma 20049"
 	if ! timeout "$(scaled 60)" mount -t nfs -o "$opts" 192.0.2.1:/ "$tmp/nfs"; then

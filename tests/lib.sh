@@ -47,6 +47,11 @@
 #   gid_index DEV IP [TYPE]  print the GID table index of IP on DEV
 #   topo_neigh_pin        make each side's neighbour entries for the other
 #                         (IPv4, IPv6) permanent
+#   test_param NAME DEFAULT  print SROCE_NAME from the environment, else
+#                         sroce_name= (lower case) from the kernel command
+#                         line (the guest's environment is not the host's:
+#                         SROCE_VM_APPEND="sroce_name=V" scripts/check ...),
+#                         else DEFAULT
 #
 # Each helper that cannot do its job calls fail, which exits the shell
 # it runs in: call helpers from the test's own shell, not from $(...) or
@@ -66,6 +71,22 @@ export SROCE_TOP SROCE_BUILD KREL SROCE_KO RDMAV_DRIVERS PATH
 
 # Where helpers keep state between calls (a tmpfs in the VM).
 SROCE_STATE=${SROCE_STATE:-/run/sroce}
+
+test_param() {
+	local env=SROCE_$1 key=sroce_${1,,}= w
+
+	if [[ -n ${!env:-} ]]; then
+		echo "${!env}"
+		return
+	fi
+	for w in $(</proc/cmdline); do
+		if [[ $w == "$key"* ]]; then
+			echo "${w#"$key"}"
+			return
+		fi
+	done
+	echo "$2"
+}
 
 log() {
 	printf '%s\n' "$*"
