@@ -22,7 +22,11 @@
 #                        kmemleak, ...; scripts/kernel-debug)
 #   make check-debug     build sroce.ko against it, the provider and the
 #                        tools, then run the test suite on it
-#                        (TESTS="01-harness 40-pingpong" runs only those)
+#                        (TESTS="01-harness 40-pingpong" runs only those;
+#                        RESUME=1 runs those without a pass for the code
+#                        as it is now, scripts/debug-ledger)
+#   make check-debug-status  what check-debug boots have proved for the
+#                        code as it is now: a row a test
 #   make demo            build, then show two sroce devices in a VM
 #   make install         build, then install sroce.ko for each kernel
 #                        (/lib/modules/R/updates/, depmod), the provider
@@ -38,6 +42,7 @@
 
 KERNELRELEASE ?=
 TESTS ?=
+RESUME ?=
 # The kernels to build for, listed when a recipe runs (scripts/setup may
 # have just installed their headers).
 KERNELS = $(if $(KERNELRELEASE),$(KERNELRELEASE),$$(scripts/kernels))
@@ -87,9 +92,23 @@ kernel-debug:
 # release everywhere: build-module, check.
 check-debug: setup
 	$(MAKE) provider tools rsocket
-	dir=$$(scripts/kernel-debug) && \
-	scripts/build-module "$$dir" && \
-	scripts/check $(TESTS:%=-t %) "$$dir"
+	set -e; dir=$$(scripts/kernel-debug); \
+	scripts/build-module "$$dir"; \
+	tests='$(TESTS)'; \
+	if [ "$(RESUME)" = 1 ]; then \
+		tests=$$(scripts/debug-ledger missing "$$dir"); \
+		[ -n "$$tests" ] || { scripts/debug-ledger status "$$dir"; exit 0; }; \
+	fi; \
+	set --; for t in $$tests; do set -- "$$@" -t "$$t"; done; \
+	st=0; scripts/check "$$@" "$$dir" || st=$$?; \
+	scripts/debug-ledger record "$$dir"; \
+	scripts/debug-ledger status "$$dir" | tail -n 1; \
+	exit $$st
+
+# What the debug kernel has proved with the code as it is now, across
+# boots (scripts/debug-ledger); make check-debug RESUME=1 runs the rest.
+check-debug-status:
+	scripts/debug-ledger status "$$(scripts/kernel-debug)"
 
 style:
 	scripts/setup --if-needed --style
@@ -112,4 +131,5 @@ deb: provider
 	scripts/build-deb
 
 .PHONY: all setup module provider tools rsocket trixie check kernel-debug check-debug \
+	check-debug-status \
 	style clean demo install uninstall deb
