@@ -23,8 +23,9 @@
 #   make check-debug     build sroce.ko against it, the provider and the
 #                        tools, then run the test suite on it
 #                        (TESTS="01-harness 40-pingpong" runs only those;
-#                        RESUME=1 runs those without a pass for the code
-#                        as it is now, scripts/debug-ledger)
+#                        RESUME=1 only those of the suite, or of TESTS,
+#                        without a pass for the code as it is now:
+#                        scripts/debug-ledger)
 #   make check-debug-status  what check-debug boots have proved for the
 #                        code as it is now: a row a test
 #   make demo            build, then show two sroce devices in a VM
@@ -91,15 +92,16 @@ kernel-debug:
 # The kernel directory that scripts/kernel-debug prints stands for a
 # release everywhere: build-module, check.
 check-debug: setup
-	$(MAKE) provider tools rsocket
+	$(MAKE) provider tools rsocket deb
 	set -e; dir=$$(scripts/kernel-debug); \
 	scripts/build-module "$$dir"; \
 	tests='$(TESTS)'; \
 	if [ "$(RESUME)" = 1 ]; then \
-		tests=$$(scripts/debug-ledger missing "$$dir"); \
+		tests=$$(scripts/debug-ledger missing "$$dir" $$tests); \
 		[ -n "$$tests" ] || { scripts/debug-ledger status "$$dir"; exit 0; }; \
 	fi; \
 	set --; for t in $$tests; do set -- "$$@" -t "$$t"; done; \
+	scripts/debug-ledger begin "$$dir"; \
 	st=0; scripts/check "$$@" "$$dir" || st=$$?; \
 	scripts/debug-ledger record "$$dir"; \
 	scripts/debug-ledger status "$$dir" | tail -n 1; \
@@ -108,7 +110,8 @@ check-debug: setup
 # What the debug kernel has proved with the code as it is now, across
 # boots (scripts/debug-ledger); make check-debug RESUME=1 runs the rest.
 check-debug-status:
-	scripts/debug-ledger status "$$(scripts/kernel-debug)"
+	@[ -d build/kernel-debug/current ] || { echo "no debug kernel (make kernel-debug)"; exit 1; }
+	scripts/debug-ledger status build/kernel-debug/current
 
 style:
 	scripts/setup --if-needed --style

@@ -10,10 +10,11 @@
 #      build sroce.ko here, in the guest, for the running kernel; it must
 #      be in modprobe's index. DKMS would also build for the newest kernel
 #      installed (its common.postinst's choice, not ours); under TCG one
-#      build and depmod take 4-5 minutes, so that kernel's headers are
-#      hidden (an empty tmpfs on them), and DKMS must then have skipped
-#      it, unless SROCE_DKMS_EVERY_KERNEL=1 (in the guest: scripts/check
-#      with SROCE_VM_APPEND=sroce_dkms_every_kernel=1).
+#      build and depmod take 4-5 minutes, so every other kernel's headers
+#      are hidden (an empty tmpfs on them), and DKMS must then have built
+#      for the running kernel alone. SROCE_DKMS_EVERY_KERNEL=1 (in the
+#      guest: scripts/check with SROCE_VM_APPEND=sroce_dkms_every_kernel=1)
+#      hides nothing and requires a second kernel where one has headers.
 #   3. sroce unloaded, `rdma link add` in lib.sh's two namespaces loads it;
 #      with RDMAV_DRIVERS unset, ibv_devices lists both devices,
 #      ibv_rc_pingpong --chk and ib_write_bw run between the namespaces.
@@ -55,14 +56,14 @@ command -v dkms >/dev/null || skip "no dkms here (scripts/setup installs it)"
 
 tmp=
 installed=
-hidden=
+hidden=()
 
 cleanup() {
 	topo_down
 	sroce_unload
 	[[ -z $installed ]] ||
 		apt-get purge -y -q sroce-dkms sroce-provider >/dev/null 2>&1 || true
-	[[ -z $hidden ]] || umount "$hidden" || true
+	((${#hidden[@]} == 0)) || umount "${hidden[@]}" || true
 	modules_restore
 	[[ -z $tmp ]] || rm -rf "$tmp"
 }
@@ -86,39 +87,52 @@ left() {
 sroce_unload
 [[ -z $(left) ]] || fail "sroce is on the system before the packages: $(left | paste -sd' ' -)"
 
-# 2. Install. The kernels DKMS is to build for: the running one, and with
-# SROCE_DKMS_EVERY_KERNEL=1 the newest installed (dkms's common.postinst);
-# else the newest's headers are hidden.
+# 2. Install. DKMS builds for the running kernel and, by its own choice
+# (common.postinst: /boot's configs, dpkg's version order), the newest
+# installed one. Unless SROCE_DKMS_EVERY_KERNEL=1, every other kernel's
+# headers are hidden first, so that it builds for the running one alone.
 modules_writable
-newest=$(ls -v /lib/modules | tail -n 1)
-kernels=("$KREL")
-if [[ $newest != "$KREL" && -e /lib/modules/$newest/build/include ]]; then
-	if [[ $(test_param DKMS_EVERY_KERNEL 0) == 1 ]]; then
-		kernels+=("$newest")
-	else
-		hidden=$(readlink -f "/lib/modules/$newest/build")
-		mount -t tmpfs -o ro,size=4k none "$hidden" || fail "cannot hide $hidden"
-		log "DKMS builds for $KREL only: $newest's headers hidden (SROCE_DKMS_EVERY_KERNEL=1 builds for it too)"
-	fi
-fi
+every=$(test_param DKMS_EVERY_KERNEL 0)
+others=()
+for d in /lib/modules/*/build; do
+	rel=${d%/build}
+	rel=${rel##*/}
+	[[ $rel != "$KREL" && -e $d/include ]] || continue
+	others+=("$rel")
+	[[ $every != 1 ]] || continue
+	h=$(readlink -f "$d")
+	mount -t tmpfs -o ro,size=4k none "$h" || fail "cannot hide $h"
+	hidden+=("$h")
+done
+((${#hidden[@]} == 0)) ||
+	log "DKMS is to build for $KREL only: the headers of ${others[*]} hidden (SROCE_DKMS_EVERY_KERNEL=1 builds for DKMS's choice)"
 installed=1
 t0=$SECONDS
 if ! apt-get install -y -q "${debs[@]}" >"$tmp/apt" 2>&1; then
 	tail -n 40 "$tmp/apt"
 	fail "apt-get install of the packages failed"
 fi
-for rel in "${kernels[@]}"; do
-	dkms status "sroce/$version" -k "$rel" 2>/dev/null | grep -q ': installed' ||
-		{ tail -n 40 "$tmp/apt"; fail "DKMS did not install sroce/$version for $rel"; }
+# The kernels DKMS installed sroce for ("sroce/V, REL, ARCH: installed").
+built=$(dkms status "sroce/$version" 2>/dev/null | awk -F', *' '/: installed/ { print $2 }')
+grep -qxF "$KREL" <<<"$built" ||
+	{ tail -n 40 "$tmp/apt"; fail "DKMS did not install sroce/$version for $KREL"; }
+if ((${#hidden[@]})); then
+	[[ $built == "$KREL" ]] || fail "DKMS built sroce for $(paste -sd' ' <<<"$built"), not $KREL alone: hiding headers failed"
+	umount "${hidden[@]}" || fail "cannot unhide ${hidden[*]}"
+	hidden=()
+else
+	# Every kernel's headers left: a newer kernel with headers must
+	# have got its module too.
+	for rel in "${others[@]}"; do
+		dpkg --compare-versions "$rel" gt "$KREL" || continue
+		(($(wc -l <<<"$built") >= 2)) ||
+			{ tail -n 40 "$tmp/apt"; fail "DKMS built sroce for $KREL alone, though $rel is newer and has headers"; }
+	done
+fi
+for rel in $built; do
 	compgen -G "/lib/modules/$rel/updates/dkms/sroce.ko*" >/dev/null ||
 		fail "no sroce.ko for $rel under updates/dkms/"
 done
-if [[ -n $hidden ]]; then
-	! dkms status "sroce/$version" -k "$newest" 2>/dev/null | grep -q ': installed' ||
-		fail "DKMS built sroce for $newest, whose headers were hidden"
-	umount "$hidden" || fail "cannot unhide $hidden"
-	hidden=
-fi
 [[ $(modinfo -n sroce) == /lib/modules/$KREL/updates/dkms/sroce.ko* ]] ||
 	fail "modprobe finds sroce at '$(modinfo -n sroce 2>&1)', not DKMS's"
 [[ -f $provider && -f /etc/libibverbs.d/sroce.driver ]] ||
