@@ -12,8 +12,9 @@
 #
 # SROCE_STRESS_CYCLES (default 10; a cycle costs about 9 s on Debian's
 # kernels, about 40 s on the debug kernel) and SROCE_STRESS_EVENTS
-# (default 10 x CYCLES; an event costs about 0.2 s) set the amount of
-# work:
+# (default 10 x CYCLES, and 1000 on a lockdep kernel, the debug kernel;
+# an event costs about 0.2 s, 0.4 s on the debug kernel) set the amount
+# of work:
 #
 #   1. Churn: one sroce-stress run with EVENTS events, one every
 #      150 ms on a random pair, under its traffic: the responder's or the
@@ -54,7 +55,10 @@ set -e
 
 cycles=${SROCE_STRESS_CYCLES:-10}
 [[ $cycles =~ ^[1-9][0-9]*$ ]] || fail "SROCE_STRESS_CYCLES must be a positive number"
-events=${SROCE_STRESS_EVENTS:-$((10 * cycles))}
+# The debug kernel's run destroys under traffic a thousand times.
+events=$((10 * cycles))
+[[ ! -e /proc/lockdep ]] || events=1000
+events=${SROCE_STRESS_EVENTS:-$events}
 [[ $events =~ ^[1-9][0-9]*$ ]] || fail "SROCE_STRESS_EVENTS must be a positive number"
 tmp=
 stress=
