@@ -33,6 +33,11 @@
 # rx_drop_icrc must stay 0 throughout. The crypto API's crc32 must be
 # there (Debian builds it).
 #
+# Then the other engine (module parameter engine: tasklet or bh), where
+# the kernel has BH workqueues (system_bh_wq in /proc/kallsyms):
+# ibv_rc_pingpong and ib_write_bw again both ways; elsewhere engine=bh
+# must be refused with EOPNOTSUPP. A value that is neither is refused.
+#
 # Last, where rdma_rxe has sockets in every namespace (7.x), rxe0 moves to
 # a namespace of its own (lib-rxe.sh's rxe_to_netns) and ibv_rc_pingpong,
 # rping -V and ib_write_bw run again both ways; elsewhere that part is
@@ -240,6 +245,17 @@ fi
 log "sroce-traffic, rxe's writes and reads of up to 512 KiB at sroce:" \
 	"$(grep -o 'OK .*' "$tmp/c") ($((SECONDS - t0)) s)"
 
+# ibv_rc_pingpong and ib_write_bw, each side as server in turn: after a
+# module parameter changed.
+rc_and_write_both_ways() {
+	local s
+
+	for s in sroce rxe; do
+		pingpong "$s" ibv_rc_pingpong 4096 200
+		perf "$s" ib_write_bw -n 200
+	done
+}
+
 icrc=/sys/module/sroce/parameters/icrc
 read -r chosen <"$icrc" || fail "no module parameter icrc"
 [[ $chosen == lib || $chosen == crypto ]] || fail "icrc reads '$chosen'"
@@ -248,15 +264,37 @@ for impl in lib crypto; do
 	[[ $impl != "$chosen" ]] || continue
 	echo "$impl" >"$icrc" || fail "cannot set icrc=$impl"
 	[[ $(<"$icrc") == "$impl" ]] || fail "icrc reads $(<"$icrc") after icrc=$impl"
-	for s in sroce rxe; do
-		pingpong "$s" ibv_rc_pingpong 4096 200
-		perf "$s" ib_write_bw -n 200
-	done
+	rc_and_write_both_ways
 done
 echo "$chosen" >"$icrc" || fail "cannot set icrc=$chosen again"
 drops=$(cat /sys/class/infiniband/sroce_r/ports/1/hw_counters/rx_drop_icrc)
 ((drops == 0)) || fail "sroce_r dropped $drops packets for their ICRC"
 log "icrc=lib and icrc=crypto: rxe and sroce agree on every ICRC"
+
+# The engine sroce was not loaded with (module parameter engine): bh
+# where the kernel has BH workqueues, refused with EOPNOTSUPP elsewhere.
+engine=/sys/module/sroce/parameters/engine
+read -r loaded <"$engine" || fail "no module parameter engine"
+[[ $loaded == tasklet || $loaded == bh ]] || fail "engine reads '$loaded'"
+if echo nonsense >"$engine" 2>/dev/null; then
+	fail "engine=nonsense accepted"
+fi
+if grep -qE ' system_bh_wq$' /proc/kallsyms; then
+	other=bh
+	[[ $loaded == tasklet ]] || other=tasklet
+	echo "$other" >"$engine" || fail "cannot set engine=$other"
+	[[ $(<"$engine") == "$other" ]] || fail "engine reads $(<"$engine") after engine=$other"
+	rc_and_write_both_ways
+	echo "$loaded" >"$engine" || fail "cannot set engine=$loaded again"
+	log "engine=$other (loaded with $loaded): RC and RDMA WRITE both ways"
+else
+	[[ $loaded == tasklet ]] || fail "engine=$loaded on a kernel without system_bh_wq"
+	if err=$(echo bh 2>&1 >"$engine"); then
+		fail "engine=bh accepted on a kernel without system_bh_wq"
+	fi
+	[[ $err == *"not supported"* ]] || fail "engine=bh refused with '$err', not EOPNOTSUPP"
+	log "engine=bh refused here (no BH workqueues): ${err##*: }"
+fi
 
 # Both in namespaces other than the initial one, where rdma_rxe can be.
 if rxe_has_netns; then

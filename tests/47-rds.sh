@@ -53,7 +53,7 @@ done
 # and rds_ib_laddr_check() the reverse: lockdep reports it at the first
 # connection, the same with rdma_rxe (Documentation/testing.md), and then
 # switches itself off for the rest of the boot.
-if [[ -e /proc/lockdep ]]; then
+if debug_kernel; then
 	skip "lockdep kernel: RDS's own lock-order report (rds_trans_sem vs rdma_cm's handler_mutex, also with rdma_rxe) would switch lockdep off for the later tests"
 fi
 tmp=$(mktemp -d)

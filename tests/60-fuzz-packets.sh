@@ -117,7 +117,7 @@ tmp=$(mktemp -d)
 # hour there); the others, which the debug kernel's checkers do not
 # watch, less.
 packets=400000
-[[ ! -e /proc/lockdep ]] || packets=1000000
+! debug_kernel || packets=1000000
 packets=$(fuzz_param PACKETS "$packets")
 seed=$(fuzz_param SEED $(( (RANDOM << 30 | RANDOM << 15 | RANDOM) )))
 families=$(fuzz_param FAMILIES "4 6")

@@ -57,7 +57,7 @@ cycles=${SROCE_STRESS_CYCLES:-10}
 [[ $cycles =~ ^[1-9][0-9]*$ ]] || fail "SROCE_STRESS_CYCLES must be a positive number"
 # The debug kernel's run destroys under traffic a thousand times.
 events=$((10 * cycles))
-[[ ! -e /proc/lockdep ]] || events=1000
+! debug_kernel || events=1000
 events=${SROCE_STRESS_EVENTS:-$events}
 [[ $events =~ ^[1-9][0-9]*$ ]] || fail "SROCE_STRESS_EVENTS must be a positive number"
 tmp=

@@ -52,6 +52,7 @@
 #                         line (the guest's environment is not the host's:
 #                         SROCE_VM_APPEND="sroce_name=V" scripts/check ...),
 #                         else DEFAULT
+#   debug_kernel          is this a lockdep kernel (make check-debug's)?
 #
 # Each helper that cannot do its job calls fail, which exits the shell
 # it runs in: call helpers from the test's own shell, not from $(...) or
@@ -86,6 +87,11 @@ test_param() {
 		fi
 	done
 	echo "$2"
+}
+
+# make check-debug's kernel is the one with lockdep.
+debug_kernel() {
+	[[ -e /proc/lockdep ]]
 }
 
 log() {
@@ -225,9 +231,13 @@ _module_loaded() {
 	[[ -d /sys/module/$1 ]]
 }
 
+# sroce_load: insmod sroce.ko, with the module parameters that
+# SROCE_MODULE_PARAMS or sroce_module_params= on the kernel command line
+# name (test_param; NAME=VALUE, comma-separated: to run tests with
+# another setting, e.g. SROCE_VM_APPEND="sroce_module_params=engine=bh").
 sroce_load() {
-	local deps
-	local -a mods
+	local deps params
+	local -a mods opts
 
 	_module_loaded sroce && return 0
 	[[ -f $SROCE_KO ]] ||
@@ -238,7 +248,10 @@ sroce_load() {
 	if ((${#mods[@]})); then
 		modprobe -a "${mods[@]}" || fail "cannot load sroce's dependencies: $deps"
 	fi
-	insmod "$SROCE_KO" || fail "insmod $SROCE_KO failed"
+	params=$(test_param MODULE_PARAMS "")
+	IFS=, read -ra opts <<<"$params"
+	insmod "$SROCE_KO" "${opts[@]}" || fail "insmod $SROCE_KO ${opts[*]} failed"
+	((${#opts[@]} == 0)) || log "sroce loaded with ${opts[*]}"
 }
 
 # Unload module $1 if it is loaded; succeed once it is gone.

@@ -27,6 +27,7 @@
 #define SROCE_HAVE_TIMER_DELETE 1
 #define SROCE_HAVE_UDP_TUNNEL_SK 1
 #define SROCE_HAVE_REPORT_PORT_EVENT 1
+#define SROCE_HAVE_BH_WORKQUEUE 1
 #endif
 
 #include <linux/timer.h>

@@ -34,6 +34,20 @@
  * rescheduling itself would only spin. It runs again on the same CPU: the
  * packets a QP sends from two CPUs may overtake each other (a veth queues
  * what it receives per CPU), which an unreliable QP takes for loss.
+ *
+ * BH workqueue. Tasklets are on their way out of the kernel; their
+ * successor is a work item on a workqueue that runs in softirq context
+ * (WQ_BH, system_bh_wq, kernels that have it). With the module parameter
+ * engine=bh, QPs created from then on run their engines from such a work
+ * item instead of a tasklet, in the same context, on the CPU that
+ * queued it. A work item has no RUN bit to try, so the engine keeps its
+ * own (SROCE_TASK_RUN): a work item that finds it taken leaves
+ * SROCE_TASK_AGAIN and returns, and the holder, after letting go,
+ * queues the work again if it finds that mark (each side sets its bit,
+ * then a full barrier, then looks at the other's: at least one of them
+ * sees the other, so no request is lost; at worst the engine runs once
+ * more with nothing to do). Stopping is the same with cancel_work_sync()
+ * for tasklet_kill(), then a wait for an inline runner's RUN bit.
  */
 #include "compat.h"
 #include "fault.h"
@@ -42,6 +56,106 @@
 /* A hardware uniprocessor build makes tasklet_trylock() always succeed. */
 static_assert(IS_ENABLED(CONFIG_SMP),
 	      "sroce relies on the tasklet RUN bit: build with CONFIG_SMP");
+
+/*
+ * engine=tasklet|bh: how the engines of QPs created from now on run (the
+ * DOC above). Kernels without BH workqueues have tasklets only.
+ */
+static bool sroce_task_bh;
+
+static int engine_param_set(const char *val, const struct kernel_param *kp)
+{
+	if (sysfs_streq(val, "tasklet")) {
+		WRITE_ONCE(sroce_task_bh, false);
+		return 0;
+	}
+	if (sysfs_streq(val, "bh")) {
+#ifdef SROCE_HAVE_BH_WORKQUEUE
+		WRITE_ONCE(sroce_task_bh, true);
+		return 0;
+#else
+		return -EOPNOTSUPP;	/* no BH workqueues here */
+#endif
+	}
+	return -EINVAL;
+}
+
+static int engine_param_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", READ_ONCE(sroce_task_bh) ? "bh" : "tasklet");
+}
+
+static const struct kernel_param_ops engine_param_ops = {
+	.set = engine_param_set,
+	.get = engine_param_get,
+};
+module_param_cb(engine, &engine_param_ops, NULL, 0644);
+MODULE_PARM_DESC(engine, "run QP engines in a tasklet (tasklet) or a BH work item (bh), for QPs created from then on");
+
+enum {
+	SROCE_TASK_RUN,
+	SROCE_TASK_AGAIN,
+};
+
+static bool sroce_task_is_bh(const struct sroce_task *task)
+{
+#ifdef SROCE_HAVE_BH_WORKQUEUE
+	return task->bh;
+#else
+	return false;
+#endif
+}
+
+/* Take the engine's RUN bit; a full barrier either way. */
+static bool sroce_task_trylock(struct sroce_task *task)
+{
+#ifdef SROCE_HAVE_BH_WORKQUEUE
+	if (task->bh)
+		return !test_and_set_bit(SROCE_TASK_RUN, &task->state);
+#endif
+	return tasklet_trylock(&task->tasklet);
+}
+
+/*
+ * Let go of the RUN bit. With a work item, a request that found the bit
+ * taken (SROCE_TASK_AGAIN) is queued now: see the DOC.
+ */
+static void sroce_task_unlock(struct sroce_task *task)
+{
+#ifdef SROCE_HAVE_BH_WORKQUEUE
+	if (task->bh) {
+		clear_bit_unlock(SROCE_TASK_RUN, &task->state);
+		/* RUN cleared before AGAIN is read; pairs with the work's. */
+		smp_mb__after_atomic();
+		if (test_and_clear_bit(SROCE_TASK_AGAIN, &task->state))
+			sroce_task_sched(task);
+		return;
+	}
+#endif
+	tasklet_unlock(&task->tasklet);
+}
+
+#ifdef SROCE_HAVE_BH_WORKQUEUE
+static void sroce_task_work(struct work_struct *w)
+{
+	struct sroce_task *task = container_of(w, struct sroce_task, work);
+	bool more = false;
+
+	if (!sroce_task_trylock(task)) {
+		/* The holder queues the work again when it lets go. */
+		set_bit(SROCE_TASK_AGAIN, &task->state);
+		/* AGAIN set before RUN is tried; pairs with the unlock's. */
+		smp_mb__after_atomic();
+		if (!sroce_task_trylock(task))
+			return;
+	}
+	if (!READ_ONCE(task->stopped))
+		more = task->fn(task);
+	sroce_task_unlock(task);
+	if (more)
+		sroce_task_sched(task);
+}
+#endif
 
 static void sroce_task_kicked(struct timer_list *t)
 {
@@ -71,6 +185,11 @@ void sroce_task_init(struct sroce_task *task,
 	task->stopped = false;
 	task->inline_run = false;
 	tasklet_setup(&task->tasklet, sroce_task_tasklet);
+#ifdef SROCE_HAVE_BH_WORKQUEUE
+	INIT_WORK(&task->work, sroce_task_work);
+	task->state = 0;
+	task->bh = READ_ONCE(sroce_task_bh);
+#endif
 	/* Pinned: the engine resumes on the CPU it ran on (see the DOC). */
 	timer_setup(&task->kick, sroce_task_kicked, TIMER_PINNED);
 }
@@ -97,7 +216,7 @@ void sroce_task_run(struct sroce_task *task)
 		return;
 	}
 	local_bh_disable();
-	if (tasklet_trylock(&task->tasklet)) {
+	if (sroce_task_trylock(task)) {
 		/* Ordered after the RUN bit: see the DOC above. */
 		if (!READ_ONCE(task->stopped)) {
 			task->inline_run = true;
@@ -106,7 +225,7 @@ void sroce_task_run(struct sroce_task *task)
 		} else {
 			atomic_inc(&sroce_fault_refused_scheds);
 		}
-		tasklet_unlock(&task->tasklet);
+		sroce_task_unlock(task);
 	} else {
 		more = true;	/* the winner may have looked already */
 	}
@@ -126,10 +245,14 @@ void sroce_task_sched(struct sroce_task *task)
 	unsigned long flags;
 
 	spin_lock_irqsave(&task->lock, flags);
-	if (!task->stopped)
-		tasklet_schedule(&task->tasklet);
-	else
+	if (task->stopped)
 		atomic_inc(&sroce_fault_refused_scheds);
+#ifdef SROCE_HAVE_BH_WORKQUEUE
+	else if (task->bh)
+		queue_work(system_bh_wq, &task->work);
+#endif
+	else
+		tasklet_schedule(&task->tasklet);
 	spin_unlock_irqrestore(&task->lock, flags);
 }
 
@@ -161,7 +284,18 @@ void sroce_task_stop(struct sroce_task *task)
 	spin_lock_irq(&task->lock);
 	task->stopped = true;
 	spin_unlock_irq(&task->lock);
-	tasklet_kill(&task->tasklet);
+	if (sroce_task_is_bh(task)) {
+#ifdef SROCE_HAVE_BH_WORKQUEUE
+		cancel_work_sync(&task->work);
+		/* The mark before the look at the RUN bit: see the DOC. */
+		smp_mb();
+		while (test_bit(SROCE_TASK_RUN, &task->state))
+			cpu_relax();
+		clear_bit(SROCE_TASK_AGAIN, &task->state);
+#endif
+	} else {
+		tasklet_kill(&task->tasklet);
+	}
 	timer_delete_sync(&task->kick);
 }
 

@@ -5,6 +5,9 @@
 #include <linux/interrupt.h>
 #include <linux/spinlock.h>
 #include <linux/timer.h>
+#include <linux/workqueue.h>
+
+#include "compat.h"
 
 /**
  * struct sroce_task - one engine of a QP, run in a tasklet or inline
@@ -16,13 +19,24 @@
  * @kick: schedules the engine a tick later (sroce_task_kick())
  * @inline_run: the run under way is inline (sroce_task_run()), not the
  *		tasklet; written and read only by the holder of the RUN bit
+ * @work: runs @fn in softirq context from the BH workqueue, in place of
+ *	  @tasklet when @bh (module parameter engine=bh)
+ * @state: with @bh, the engine's own RUN bit (SROCE_TASK_RUN) and a
+ *	   request to run again that came while it was held (SROCE_TASK_AGAIN)
+ * @bh: the engine runs from @work, not @tasklet; set once, at init
  *
- * The tasklet's RUN bit is the engine's lock: whoever holds it (the
- * tasklet itself, or a caller of sroce_task_run() that won it) is the only
- * one running @fn, so an engine's state needs no other lock.
+ * The RUN bit (the tasklet's, or @state's with @bh) is the engine's lock:
+ * whoever holds it (the tasklet or work item, or a caller of
+ * sroce_task_run() that won it) is the only one running @fn, so an
+ * engine's state needs no other lock.
  */
 struct sroce_task {
 	struct tasklet_struct tasklet;
+#ifdef SROCE_HAVE_BH_WORKQUEUE
+	struct work_struct work;
+	unsigned long state;
+	bool bh;
+#endif
 	bool (*fn)(struct sroce_task *task);
 	spinlock_t lock;	/* see above */
 	bool stopped;
