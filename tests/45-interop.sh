@@ -34,7 +34,7 @@
 # there (Debian builds it).
 #
 # Then the other engine (module parameter engine: tasklet or bh), where
-# the kernel has BH workqueues (system_bh_wq in /proc/kallsyms):
+# the kernel has BH workqueues (6.9 and later):
 # ibv_rc_pingpong and ib_write_bw again both ways; elsewhere engine=bh
 # must be refused with EOPNOTSUPP. A value that is neither is refused.
 #
@@ -279,7 +279,7 @@ read -r loaded <"$engine" || fail "no module parameter engine"
 if echo nonsense >"$engine" 2>/dev/null; then
 	fail "engine=nonsense accepted"
 fi
-if grep -qE ' system_bh_wq$' /proc/kallsyms; then
+if kernel_has_bh_wq; then
 	other=bh
 	[[ $loaded == tasklet ]] || other=tasklet
 	echo "$other" >"$engine" || fail "cannot set engine=$other"

@@ -19,7 +19,10 @@
 #     in RTS) and 100 MRs on sroce_a, `rdma resource show qp|cq|mr|pd|srq`
 #     lists them, and with -dd the driver details (iproute2 shows them
 #     with a drv_ prefix): every QP its SQ ring
-#     (sq_size, sq_pi, sq_ci), the RC QPs in RTS their PSNs (next_psn,
+#     (sq_size, sq_pi, sq_ci) and its engine (engine: the holder's QPs
+#     are created with the module parameter engine set to the one sroce
+#     was not loaded with, bh or tasklet, where the kernel has BH
+#     workqueues, and must all show it), the RC QPs in RTS their PSNs (next_psn,
 #     unacked_psn, expected_psn), every CQ its ring (ring_size), every MR
 #     whether a key change waits for its REG_MR (key_pending, 0
 #     here), rights (access) and windows
@@ -107,11 +110,21 @@ for c in rx_drop_header rx_drop_icrc; do
 	log "sroce_a $c: +1"
 done
 
-# 3. Resources, with driver details.
+# 3. Resources, with driver details. The holder's QPs are created with
+# the engine sroce was not loaded with, where the kernel has two.
+engine=/sys/module/sroce/parameters/engine
+read -r loaded <"$engine" || fail "no module parameter engine"
+want=$loaded
+if kernel_has_bh_wq; then
+	want=bh
+	[[ $loaded == tasklet ]] || want=tasklet
+	echo "$want" >"$engine" || fail "cannot set engine=$want"
+fi
 na sroce-hold -d sroce_a -g "$gid_a" -r 192.0.2.2 -t 120 >"$tmp/h" 2>&1 &
 holder=$!
 wait_for 30 grep -q '^ready ' "$tmp/h" || fail "sroce-hold: $(cat "$tmp/h")"
 log "holder: $(head -n 1 "$tmp/h")"
+echo "$loaded" >"$engine" || fail "cannot set engine=$loaded again"
 
 for k in "pd 4" "cq 4" "qp 100" "mr 100" "srq 4"; do
 	read -r kind n <<<"$k"
@@ -124,6 +137,8 @@ log "rdma resource show: sroce-hold's 4 PDs, 4 CQs, 100 QPs, 100 MRs, 4 SRQs"
 rdma -dd resource show qp | grep -w sroce_a >"$tmp/qp"
 n=$(grep "comm sroce-hold" "$tmp/qp" | grep -c "drv_sq_size [0-9]* drv_sq_pi [0-9]* drv_sq_ci [0-9]*" || true)
 ((n == 100)) || fail "QP driver details: $n of 100 QPs show their SQ ring: $(head -n 3 "$tmp/qp")"
+n=$(grep "comm sroce-hold" "$tmp/qp" | grep -c "drv_engine $want\b" || true)
+((n == 100)) || fail "QP driver details: $n of 100 QPs show drv_engine $want (engine=$want when they were created)"
 rc=$(grep "comm sroce-hold" "$tmp/qp" | grep -c "type RC state RTS" || true)
 n=$(grep "comm sroce-hold" "$tmp/qp" | grep "type RC state RTS" |
 	grep -c "drv_next_psn 0x[0-9a-f]* drv_unacked_psn 0x[0-9a-f]* drv_expected_psn" || true)

@@ -53,6 +53,8 @@
 #                         SROCE_VM_APPEND="sroce_name=V" scripts/check ...),
 #                         else DEFAULT
 #   debug_kernel          is this a lockdep kernel (make check-debug's)?
+#   kernel_has_bh_wq      does this kernel have BH workqueues (6.9 on: sroce's
+#                         module parameter engine=bh)?
 #
 # Each helper that cannot do its job calls fail, which exits the shell
 # it runs in: call helpers from the test's own shell, not from $(...) or
@@ -92,6 +94,14 @@ test_param() {
 # make check-debug's kernel is the one with lockdep.
 debug_kernel() {
 	[[ -e /proc/lockdep ]]
+}
+
+# BH workqueues (system_bh_wq) came with 6.9.
+kernel_has_bh_wq() {
+	local major minor
+
+	IFS=. read -r major minor _ <<<"$KREL"
+	((major > 6 || (major == 6 && minor >= 9)))
 }
 
 log() {

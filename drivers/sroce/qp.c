@@ -201,6 +201,7 @@ int sroce_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->xrcd = init->qp_type == IB_QPT_XRC_TGT ? init->xrcd : NULL;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->user = !!udata;
+	qp->engine_bh = sroce_task_engine_bh();
 
 	err = init_queues(qp, init);
 	if (err)

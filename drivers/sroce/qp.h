@@ -78,6 +78,8 @@ struct sroce_qp_attr {
  * @cap: the sizes reported to the consumer
  * @sq_sig_all: every send WR is signaled
  * @user: the rings are shared with a process
+ * @engine_bh: both engines run from BH work items (module parameter
+ *	       engine, read once at create)
  * @drained: in SQD, IB_EVENT_SQ_DRAINED was raised
  * @attr: modifiable attributes
  * @mtu: path MTU in bytes, set on entering RTR
@@ -106,6 +108,7 @@ struct sroce_qp {
 	struct ib_qp_cap cap;
 	bool sq_sig_all;
 	bool user;
+	bool engine_bh;
 	bool drained;
 	struct sroce_qp_attr attr;
 	u32 mtu;

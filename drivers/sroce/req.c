@@ -1232,7 +1232,7 @@ int sroce_req_init(struct sroce_qp *qp)
 	skb_queue_head_init(&req->resp_pkts);
 	timer_setup(&req->retrans_timer, retrans_timer_fn, 0);
 	timer_setup(&req->rnr_timer, rnr_timer_fn, 0);
-	sroce_task_init(&req->task, req_engine);
+	sroce_task_init(&req->task, req_engine, qp->engine_bh);
 	return 0;
 }
 

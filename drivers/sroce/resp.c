@@ -1295,7 +1295,7 @@ void sroce_resp_rcv(struct sroce_qp *qp, struct sk_buff *skb)
 void sroce_resp_init(struct sroce_qp *qp)
 {
 	skb_queue_head_init(&qp->resp.req_pkts);
-	sroce_task_init(&qp->resp.task, resp_engine);
+	sroce_task_init(&qp->resp.task, resp_engine, qp->engine_bh);
 }
 
 /**

@@ -62,6 +62,9 @@ static int fill_qp(struct sk_buff *msg, void *obj)
 	if (qp->srq &&
 	    rdma_nl_put_driver_u32(msg, "srqn", qp->srq->srq_num))
 		return -EMSGSIZE;
+	if (rdma_nl_put_driver_string(msg, "engine",
+				      sroce_task_engine_name(&req->task)))
+		return -EMSGSIZE;
 	if (!sroce_qp_is_reliable(qp))
 		return 0;
 	if (rdma_nl_put_driver_u32_hex(msg, "next_psn", READ_ONCE(req->psn)) ||

@@ -39,16 +39,25 @@
  * successor is a work item on a workqueue that runs in softirq context
  * (WQ_BH, system_bh_wq, kernels that have it). With the module parameter
  * engine=bh, QPs created from then on run their engines from such a work
- * item instead of a tasklet, in the same context, on the CPU that
- * queued it. A work item has no RUN bit to try, so the engine keeps its
- * own (SROCE_TASK_RUN): a work item that finds it taken leaves
- * SROCE_TASK_AGAIN and returns, and the holder, after letting go,
+ * item instead of a tasklet, in the same context, on the CPU that queued
+ * it (or where it is running, if it is). The BH workqueue runs up to ten
+ * work items a pass, so an engine that asks to run again may run again
+ * before the next packets are received, where a requeued tasklet waits
+ * for the next softirq round. A work item has no RUN bit to try, so the
+ * engine keeps its own (SROCE_TASK_RUN): a work item that finds it taken
+ * leaves SROCE_TASK_AGAIN and returns, and the holder, after letting go,
  * queues the work again if it finds that mark (each side sets its bit,
  * then a full barrier, then looks at the other's: at least one of them
  * sees the other, so no request is lost; at worst the engine runs once
  * more with nothing to do). Stopping is the same with cancel_work_sync()
- * for tasklet_kill(), then a wait for an inline runner's RUN bit.
+ * for tasklet_kill(), then a wait for an inline runner's RUN bit
+ * (wait_var_event(), not a spin: under PREEMPT_RT an inline runner can
+ * be preempted).
  */
+#include <linux/moduleparam.h>
+#include <linux/sysfs.h>
+#include <linux/wait_bit.h>
+
 #include "compat.h"
 #include "fault.h"
 #include "task.h"
@@ -106,6 +115,28 @@ static bool sroce_task_is_bh(const struct sroce_task *task)
 #endif
 }
 
+/**
+ * sroce_task_engine_bh() - should a new QP's engines run from BH work items?
+ *
+ * Return: the module parameter engine is bh (never on kernels without BH
+ * workqueues).
+ */
+bool sroce_task_engine_bh(void)
+{
+	return READ_ONCE(sroce_task_bh);
+}
+
+/**
+ * sroce_task_engine_name() - how an engine runs, for rdma resource show
+ * @task: the engine
+ *
+ * Return: "bh" or "tasklet", as the module parameter engine names them.
+ */
+const char *sroce_task_engine_name(const struct sroce_task *task)
+{
+	return sroce_task_is_bh(task) ? "bh" : "tasklet";
+}
+
 /* Take the engine's RUN bit; a full barrier either way. */
 static bool sroce_task_trylock(struct sroce_task *task)
 {
@@ -125,8 +156,12 @@ static void sroce_task_unlock(struct sroce_task *task)
 #ifdef SROCE_HAVE_BH_WORKQUEUE
 	if (task->bh) {
 		clear_bit_unlock(SROCE_TASK_RUN, &task->state);
-		/* RUN cleared before AGAIN is read; pairs with the work's. */
+		/*
+		 * RUN cleared before AGAIN is read, pairs with the work's;
+		 * and before sroce_task_stop()'s waiter is looked for.
+		 */
 		smp_mb__after_atomic();
+		wake_up_var(&task->state);
 		if (test_and_clear_bit(SROCE_TASK_AGAIN, &task->state))
 			sroce_task_sched(task);
 		return;
@@ -176,9 +211,11 @@ static void sroce_task_tasklet(struct tasklet_struct *t)
  * sroce_task_init() - set up an engine
  * @task: the engine
  * @fn: its function
+ * @bh: run it from a BH work item rather than a tasklet (from
+ *	sroce_task_engine_bh(), once for both engines of a QP)
  */
 void sroce_task_init(struct sroce_task *task,
-		     bool (*fn)(struct sroce_task *task))
+		     bool (*fn)(struct sroce_task *task), bool bh)
 {
 	task->fn = fn;
 	spin_lock_init(&task->lock);
@@ -188,7 +225,7 @@ void sroce_task_init(struct sroce_task *task,
 #ifdef SROCE_HAVE_BH_WORKQUEUE
 	INIT_WORK(&task->work, sroce_task_work);
 	task->state = 0;
-	task->bh = READ_ONCE(sroce_task_bh);
+	task->bh = bh;
 #endif
 	/* Pinned: the engine resumes on the CPU it ran on (see the DOC). */
 	timer_setup(&task->kick, sroce_task_kicked, TIMER_PINNED);
@@ -235,7 +272,7 @@ void sroce_task_run(struct sroce_task *task)
 }
 
 /**
- * sroce_task_sched() - run an engine soon, in its tasklet
+ * sroce_task_sched() - run an engine soon, in its tasklet or work item
  * @task: the engine; nothing happens if it is stopped
  *
  * Context: any.
@@ -275,7 +312,10 @@ void sroce_task_kick(struct sroce_task *task)
  * On return the engine is neither running nor scheduled, nor will a kick
  * schedule it, and requests to run or schedule it are ignored. Only a run
  * of the engine kicks it, so once the run under way is over, the kick
- * timer stays quiet too.
+ * timer stays quiet too. An inline runner that saw the mark may still be
+ * letting go of the RUN bit and asking, in vain, for another run: the
+ * task's memory must outlive such callers (destroy waits for every
+ * reference to the QP first).
  *
  * Context: process.
  */
@@ -289,8 +329,8 @@ void sroce_task_stop(struct sroce_task *task)
 		cancel_work_sync(&task->work);
 		/* The mark before the look at the RUN bit: see the DOC. */
 		smp_mb();
-		while (test_bit(SROCE_TASK_RUN, &task->state))
-			cpu_relax();
+		wait_var_event(&task->state,
+			       !test_bit(SROCE_TASK_RUN, &task->state));
 		clear_bit(SROCE_TASK_AGAIN, &task->state);
 #endif
 	} else {

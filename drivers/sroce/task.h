@@ -10,15 +10,16 @@
 #include "compat.h"
 
 /**
- * struct sroce_task - one engine of a QP, run in a tasklet or inline
- * @tasklet: runs @fn in softirq context
+ * struct sroce_task - one engine of a QP, run in a tasklet, a BH work item
+ *			or inline
+ * @tasklet: runs @fn in softirq context, unless @bh
  * @fn: the engine; returns true when it stopped with work left
  * @lock: makes "is it stopped?" and "schedule it" one step
  * @stopped: the engine may not be scheduled or run; protected by @lock
  *	     for writers, read locklessly after winning the RUN bit
  * @kick: schedules the engine a tick later (sroce_task_kick())
  * @inline_run: the run under way is inline (sroce_task_run()), not the
- *		tasklet; written and read only by the holder of the RUN bit
+ *		tasklet or work item; written and read only by the holder of the RUN bit
  * @work: runs @fn in softirq context from the BH workqueue, in place of
  *	  @tasklet when @bh (module parameter engine=bh)
  * @state: with @bh, the engine's own RUN bit (SROCE_TASK_RUN) and a
@@ -44,8 +45,10 @@ struct sroce_task {
 	bool inline_run;
 };
 
+bool sroce_task_engine_bh(void);
+const char *sroce_task_engine_name(const struct sroce_task *task);
 void sroce_task_init(struct sroce_task *task,
-		     bool (*fn)(struct sroce_task *task));
+		     bool (*fn)(struct sroce_task *task), bool bh);
 void sroce_task_run(struct sroce_task *task);
 void sroce_task_sched(struct sroce_task *task);
 void sroce_task_kick(struct sroce_task *task);
