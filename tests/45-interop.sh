@@ -50,7 +50,15 @@ set -e
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-rxe.sh"
 
+# Module parameters this test changes, to set back however it ends (sroce
+# stays loaded for the tests after it).
+declare -A restore=()
 cleanup() {
+	local p
+
+	for p in "${!restore[@]}"; do
+		echo "${restore[$p]}" >"/sys/module/sroce/parameters/$p" 2>/dev/null || true
+	done
 	ip netns exec rxp rdma link del sroce_r 2>/dev/null || true
 	rxe_down
 }
@@ -259,6 +267,7 @@ rc_and_write_both_ways() {
 icrc=/sys/module/sroce/parameters/icrc
 read -r chosen <"$icrc" || fail "no module parameter icrc"
 [[ $chosen == lib || $chosen == crypto ]] || fail "icrc reads '$chosen'"
+restore[icrc]=$chosen
 log "ICRC at load: $chosen ($(dmesg | grep -o 'sroce: ICRC by .*' | tail -n 1))"
 for impl in lib crypto; do
 	[[ $impl != "$chosen" ]] || continue
@@ -276,6 +285,7 @@ log "icrc=lib and icrc=crypto: rxe and sroce agree on every ICRC"
 engine=/sys/module/sroce/parameters/engine
 read -r loaded <"$engine" || fail "no module parameter engine"
 [[ $loaded == tasklet || $loaded == bh ]] || fail "engine reads '$loaded'"
+restore[engine]=$loaded
 if echo nonsense >"$engine" 2>/dev/null; then
 	fail "engine=nonsense accepted"
 fi

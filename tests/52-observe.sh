@@ -35,8 +35,11 @@ set -e
 . "$(dirname "$0")/lib.sh"
 
 holder=
+loaded=
 cleanup() {
 	[[ -z $holder ]] || kill -KILL "$holder" 2>/dev/null || true
+	# sroce stays loaded for the tests after this one.
+	[[ -z $loaded ]] || echo "$loaded" >/sys/module/sroce/parameters/engine 2>/dev/null || true
 	topo_down
 }
 trap cleanup EXIT
