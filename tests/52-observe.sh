@@ -23,7 +23,9 @@
 #     are created with the module parameter engine set to the one sroce
 #     was not loaded with, bh or tasklet, where the kernel has BH
 #     workqueues, and must all show it), the RC QPs in RTS their PSNs (next_psn,
-#     unacked_psn, expected_psn), every CQ its ring (ring_size), every MR
+#     unacked_psn, expected_psn; to root only: as user nobody, the same
+#     command lists the QPs and their rings but no PSN), every CQ its
+#     ring (ring_size), every MR
 #     whether a key change waits for its REG_MR (key_pending, 0
 #     here), rights (access) and windows
 #     (bound_mws); SRQs their ring where
@@ -146,6 +148,15 @@ rc=$(grep "comm sroce-hold" "$tmp/qp" | grep -c "type RC state RTS" || true)
 n=$(grep "comm sroce-hold" "$tmp/qp" | grep "type RC state RTS" |
 	grep -c "drv_next_psn 0x[0-9a-f]* drv_unacked_psn 0x[0-9a-f]* drv_expected_psn" || true)
 ((rc > 0 && n == rc)) || fail "QP driver details: $n of $rc RC QPs in RTS show their PSNs"
+# A user without CAP_NET_ADMIN sees the QPs and their rings, not their
+# live PSNs, with which any process of the host could inject packets
+# into another's connection.
+setpriv --reuid=65534 --regid=65534 --clear-groups -- \
+	rdma -dd resource show qp 2>&1 | grep -w sroce_a >"$tmp/qp-nobody" || true
+n=$(grep -c "drv_sq_size" "$tmp/qp-nobody" || true)
+((n >= 100)) || fail "as nobody, rdma -dd resource show qp lists $n QPs with driver details: $(head -n 2 "$tmp/qp-nobody")"
+n=$(grep -c "drv_next_psn\|drv_unacked_psn\|drv_expected_psn\|drv_msn" "$tmp/qp-nobody" || true)
+((n == 0)) || fail "as nobody, $n QPs show their live PSNs: $(grep -m 1 drv_next_psn "$tmp/qp-nobody")"
 rdma -dd resource show cq | grep -w sroce_a >"$tmp/cq"
 n=$(grep "comm sroce-hold" "$tmp/cq" | grep -c "drv_ring_size [0-9]*" || true)
 ((n == 4)) || fail "CQ driver details: $n of 4 CQs show their ring"

@@ -34,6 +34,17 @@
 #   4. The client killed in the middle of a run: once its QPs are gone,
 #      both devices count 0 in flight (and so at every step: a device
 #      removed with packets counted warns, which fails the test).
+#   5. A greedy neighbour, at the default bound (256) and 1 ms each way:
+#      tests/lib-stall.py makes two RC QPs on sroce_b whose 1 MiB READs
+#      go to a QP number sroce_a does not have (local ACK timeout 31:
+#      never answered for hours; sroce_a's rx_drop_no_qp shows the
+#      requests came); ib_write_bw 64 KiB from sroce_b to sroce_a (the
+#      victim) must keep at least half the bandwidth it gets alone (runs
+#      alone and beside the stalled READs, interleaved, the best of each
+#      compared: before 2026-11-28 each READ counted its whole response,
+#      256 packets, in sroce_b's flight, and the victim, held to its
+#      least share of 2 packets a round trip, fell to a thirtieth). The
+#      hogs' QPs are destroyed at the end: sroce_b counts 0 again.
 # Every run must end with every byte verified; the kernel must not
 # complain.
 # timeout: 400
@@ -209,5 +220,54 @@ if ! (wait_for 10 _flight_zero); then
 	fail "QPs gone, flight still counted: sroce_a $(cat "$dbg/sroce_a/flight"), sroce_b $(cat "$dbg/sroce_b/flight")"
 fi
 log "client killed with packets in flight: both devices count 0"
+
+# 5. A greedy neighbour: READs that are never answered.
+echo "$bound0" >"$param"
+na tc qdisc change dev veth_a root netem delay 1ms limit 100000
+nb tc qdisc change dev veth_b root netem delay 1ms limit 100000
+# victim: ib_write_bw 64 KiB from sroce_b to sroce_a; its MB/s in $mbs.
+victim() {
+	ns_pair 18515 "$tmp/vs" "$tmp/vc" \
+		timeout "$(scaled 60)" ib_write_bw -d sroce_a -x "$gid_a" -F -s 65536 \
+		-n "$(scaled_down 500)" -p 18515 -- \
+		timeout "$(scaled 60)" ib_write_bw -d sroce_b -x "$gid_b" -F -s 65536 \
+		-n "$(scaled_down 500)" -p 18515 192.0.2.1 ||
+		fail "ib_write_bw: the server exited before it listened"
+	((pair_st_s == 0 && pair_st_c == 0)) ||
+		{ cat "$tmp/vs" "$tmp/vc"; fail "ib_write_bw failed ($pair_st_s, $pair_st_c)"; }
+	mbs=$(awk '$1 == 65536 && $4 + 0 > 0 { print int($4) }' "$tmp/vc")
+	[[ -n $mbs ]] || { cat "$tmp/vc"; fail "ib_write_bw printed no bandwidth"; }
+}
+best() {
+	printf '%s\n' "$@" | sort -n | tail -n 1
+}
+alone=()
+beside=()
+victim
+alone+=("$mbs")
+coproc hog { nb python3 "$SROCE_TOP/tests/lib-stall.py" sroce_b "$gid_b" 192.0.2.1 2 $((1 << 20)) 2>&1; }
+nq0=$(counter sroce_a rx_drop_no_qp)
+read -r -t "$(scaled 30)" line <&"${hog[0]}" || fail "lib-stall.py said nothing"
+[[ $line == "ready 2" ]] || fail "lib-stall.py: $line"
+_hogs_sent() {
+	(($(counter sroce_a rx_drop_no_qp) >= nq0 + 2))
+}
+wait_for 10 _hogs_sent || fail "the stalled READs never reached sroce_a (rx_drop_no_qp)"
+log "stalled READs sent; sroce_b counts $(cat "$dbg/sroce_b/flight") in flight"
+victim
+beside+=("$mbs")
+victim
+beside+=("$mbs")
+fd=${hog[1]}
+exec {fd}>&-
+wait "$hog_PID" || fail "lib-stall.py failed"
+victim
+alone+=("$mbs")
+log "ib_write_bw 64 KiB alone: ${alone[*]} MB/s; beside two stalled 1 MiB READs: ${beside[*]} MB/s"
+a=$(best "${alone[@]}")
+b=$(best "${beside[@]}")
+((2 * b >= a)) ||
+	fail "beside two stalled READs the victim got $b MB/s, alone $a MB/s: less than half"
+wait_for 10 _flight_zero || fail "the stalled QPs gone, sroce_b still counts $(cat "$dbg/sroce_b/flight")"
 
 kernel_log_clean || fail "the kernel complained"

@@ -94,14 +94,16 @@ static int post_send_cqe(struct sroce_qp *qp, u64 wr_id, u32 opcode,
  * @s: the WQE
  * @status: IB_WC_SUCCESS or why it failed
  *
- * Its completion is written in SQ order by sroce_comp_complete(). A failed
- * WQE moves the QP to the error state.
+ * Its completion is written in SQ order by sroce_comp_complete(), once no
+ * packet holds its pages any more (zcopy.c). A failed WQE moves the QP to
+ * the error state.
  */
 void sroce_comp_wqe_done(struct sroce_qp *qp, struct sroce_swqe *s,
 			 enum ib_wc_status status)
 {
 	s->state = SROCE_SWQE_DONE;
 	s->status = status;
+	sroce_zcopy_release(&s->zcopy);
 	if (status != IB_WC_SUCCESS)
 		sroce_qp_fail(qp, status);
 }
@@ -121,7 +123,8 @@ bool sroce_comp_complete(struct sroce_qp *qp)
 
 	while (qp->sq.cons != req->next) {
 		s = sroce_req_swqe(qp, qp->sq.cons);
-		if (s->state != SROCE_SWQE_DONE)
+		/* A packet still carrying its pages runs us when it goes. */
+		if (s->state != SROCE_SWQE_DONE || sroce_zcopy_busy(&s->zcopy))
 			break;
 		if (sroce_wr_is_rd_atomic(s->opcode)) {
 			req->rd_atomic--;
@@ -160,7 +163,8 @@ bool sroce_comp_complete(struct sroce_qp *qp)
  * Return: false when a completion did not fit in the CQ (the WQE it was
  * for is gone, as on overflow): the engine must not run again for the
  * rest until something (the doorbell) asks, or a process that keeps its
- * CQ looking full would keep a CPU here, one WQE a run.
+ * CQ looking full would keep a CPU here, one WQE a run. False too while a
+ * packet still carries a WQE's pages: its release runs the engine.
  */
 bool sroce_comp_flush(struct sroce_qp *qp)
 {
@@ -176,6 +180,10 @@ bool sroce_comp_flush(struct sroce_qp *qp)
 	sroce_comp_complete(qp);
 	while (qp->sq.cons != req->next) {
 		s = sroce_req_swqe(qp, qp->sq.cons);
+		/* Not before its last packet has gone (zcopy.c), which runs us. */
+		sroce_zcopy_release(&s->zcopy);
+		if (sroce_zcopy_busy(&s->zcopy))
+			return false;
 		status = s->state == SROCE_SWQE_DONE &&
 			 s->status != IB_WC_SUCCESS ? s->status :
 						      IB_WC_WR_FLUSH_ERR;
@@ -413,17 +421,9 @@ static void handle_ack(struct sroce_qp *qp, struct sk_buff *skb)
 {
 	const struct sroce_opcode_info *op = sroce_pkt_op(skb);
 	u8 syn = sroce_aeth_syndrome(sroce_pkt_hdr(skb, op->aeth));
-	struct sroce_req *req = &qp->req;
 	u32 psn = sroce_pkt(skb)->psn, i;
 	struct sroce_swqe *s;
 
-	/*
-	 * A response for a PSN never sent is a ghost (IBA 9.7.5.2.2). Compare
-	 * with the highest PSN sent, not with the send position, which goes
-	 * back on a resend while earlier packets are still being answered.
-	 */
-	if (sroce_psn_diff(psn, req->next_psn) >= 0)
-		return;
 	if ((syn & SROCE_AETH_TYPE_MASK) != SROCE_AETH_ACK &&
 	    stale_nak(qp, psn))
 		return;
@@ -582,6 +582,7 @@ static void handle_atomic_ack(struct sroce_qp *qp, struct sk_buff *skb)
 static void handle_timeout(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
+	unsigned long rto;
 
 	/* Armed again since it fired (progress meanwhile): nothing to do. */
 	if (timer_pending(&req->retrans_timer))
@@ -595,18 +596,36 @@ static void handle_timeout(struct sroce_qp *qp)
 				  req->tx_jiffies + req->pto);
 			return;
 		}
-		/* Probe; the retransmission timeout's rest follows. */
+		/*
+		 * Probe; the retransmission timeout's rest follows, if any
+		 * is left: a timeout shortened in SQD since the probe was
+		 * armed (IBA 11.2.4.2) may be shorter than the probe's.
+		 */
 		req->probe_armed = false;
 		req->probed = true;
 		sroce_stats_add(&to_sdev(qp->ibqp.device)->stats,
 				SROCE_STAT_TAIL_PROBES, sroce_req_probe(qp));
+		rto = sroce_req_rto(req);
 		mod_timer(&req->retrans_timer,
-			  jiffies + sroce_req_rto(req) - req->pto);
+			  jiffies + (rto > req->pto ? rto - req->pto : 1));
 		return;
 	}
 	sroce_stats_add(&to_sdev(qp->ibqp.device)->stats,
 			SROCE_STAT_TIMEOUTS, 1);
 	retry(qp, req->unacked_psn, true);
+}
+
+/*
+ * A response for a PSN never sent is a ghost (IBA 9.7.5.2.2), to drop.
+ * Compare with one past the highest PSN sent: not with the send position,
+ * which goes back on a resend while earlier packets are still being
+ * answered, nor with the PSNs assigned to the WQEs taken, whose last
+ * packets may not have been built yet (a peer that acknowledged those
+ * would complete a message never sent).
+ */
+static bool is_ghost(const struct sroce_qp *qp, struct sk_buff *skb)
+{
+	return sroce_psn_diff(sroce_pkt(skb)->psn, qp->req.tx_high) >= 0;
 }
 
 /**
@@ -632,6 +651,9 @@ bool sroce_comp_run(struct sroce_qp *qp, int budget)
 		if (!sroce_av_is_peer(&qp->attr.av, skb))
 			sroce_stats_drop(&to_sdev(qp->ibqp.device)->stats,
 					 SROCE_STAT_RX_DROP_ADDR);
+		else if (is_ghost(qp, skb))
+			sroce_stats_drop(&to_sdev(qp->ibqp.device)->stats,
+					 SROCE_STAT_RX_DROP_GHOST);
 		else if (flags & SROCE_OP_ACK)
 			handle_ack(qp, skb);
 		else if (flags & SROCE_OP_READ_RESP)

@@ -28,8 +28,12 @@
 #define SROCE_HAVE_UDP_TUNNEL_SK 1
 #define SROCE_HAVE_REPORT_PORT_EVENT 1
 #define SROCE_HAVE_BH_WORKQUEUE 1
+#define SROCE_HAVE_UBUF_INFO_OPS 1
+#define SROCE_HAVE_VM_FLAGS_SET 1
 #endif
 
+#include <linux/mm.h>
+#include <linux/skbuff.h>
 #include <linux/timer.h>
 #include <net/udp_tunnel.h>
 #include <rdma/ib_umem.h>
@@ -120,6 +124,36 @@ static inline void sroce_udp_tunnel_release(struct socket *sock)
 	udp_tunnel_sock_release(sock);
 #endif
 }
+
+/*
+ * A zero-copy buffer's completion (struct ubuf_info) was a function
+ * pointer in the structure; it became a table of operations. Where it is
+ * not, the table is ours, and sroce_ubuf_init() copies its one entry in.
+ */
+#ifndef SROCE_HAVE_UBUF_INFO_OPS
+struct ubuf_info_ops {
+	void (*complete)(struct sk_buff *skb, struct ubuf_info *ubuf,
+			 bool zerocopy_success);
+};
+#endif
+
+static inline void sroce_ubuf_init(struct ubuf_info *ubuf,
+				   const struct ubuf_info_ops *ops)
+{
+#ifdef SROCE_HAVE_UBUF_INFO_OPS
+	ubuf->ops = ops;
+#else
+	ubuf->callback = ops->complete;
+#endif
+}
+
+/* A VMA's flags came to be set through vm_flags_set(). */
+#ifndef SROCE_HAVE_VM_FLAGS_SET
+static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
+{
+	vma->vm_flags |= flags;
+}
+#endif
 
 /* get_unaligned() and friends moved to <linux/unaligned.h>. */
 #ifdef SROCE_HAVE_LINUX_UNALIGNED_H

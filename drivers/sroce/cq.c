@@ -133,6 +133,7 @@ int sroce_cq_resize(struct ib_cq *ibcq, SROCE_RESIZE_CQ_SIZE cqe,
 		    struct ib_udata *udata)
 {
 	struct sroce_cq *cq = to_scq(ibcq);
+	struct sroce_queue_move move;
 	struct sroce_queue q;
 	int err;
 
@@ -147,8 +148,12 @@ int sroce_cq_resize(struct ib_cq *ibcq, SROCE_RESIZE_CQ_SIZE cqe,
 			goto out;
 	}
 
+	/* The bulk without the lock, the rest with it (queue.c). */
+	err = sroce_queue_move_begin(&cq->queue, &q, &move);
+	if (err)
+		goto out;
 	spin_lock_irq(&cq->lock);
-	err = sroce_queue_replace(&cq->queue, &q);
+	err = sroce_queue_replace(&cq->queue, &q, &move);
 	if (!err)
 		ibcq->cqe = min_t(u32, cq->queue.num_entries, SROCE_MAX_CQE);
 	spin_unlock_irq(&cq->lock);

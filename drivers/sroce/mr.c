@@ -144,7 +144,8 @@ static int map_umem(struct sroce_mr *mr)
 	size_t n = ib_umem_num_pages(mr->umem), i = 0;
 	struct sg_page_iter iter;
 
-	mr->upages = kvmalloc_array(n, sizeof(*mr->upages), GFP_KERNEL);
+	mr->upages = kvmalloc_array(n, sizeof(*mr->upages),
+				    SROCE_GFP_USER_OBJ);
 	if (!mr->upages)
 		return -ENOMEM;
 	for_each_sgtable_page(&mr->umem->sgt_append.sgt, &iter, 0) {

@@ -7,7 +7,18 @@
 #ifndef SROCE_PARAMS_H
 #define SROCE_PARAMS_H
 
+#include <linux/gfp.h>
 #include <rdma/sroce-abi.h>
+
+/*
+ * Memory that a process's object makes the kernel allocate (rings,
+ * private WQE copies, responder resources, an MR's page index): charged
+ * to the process's memory cgroup, and failing with -ENOMEM at the
+ * cgroup's limit, quietly, rather than waking the OOM killer: the
+ * process asked for more than it may have, nothing else is to blame.
+ */
+#define SROCE_GFP_USER_OBJ	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | \
+				 __GFP_NOWARN)
 
 /* Device names start with this: libsroce claims devices by name. */
 #define SROCE_NAME_PREFIX		"sroce"
@@ -27,7 +38,8 @@
 /*
  * libfabric's ofi_rxm asks (128 + 128) x 1024 = 262144 entries with its
  * defaults. The largest ring is 16 MiB (user, 64-byte entries) or 32 MiB
- * (kernel); resize_cq copies what waits in it under the CQ's lock.
+ * (kernel); resize_cq copies what waits in it mostly without the CQ's
+ * lock (queue.c).
  */
 #define SROCE_MAX_CQE			0x40000
 #define SROCE_MAX_MR			0x40000

@@ -269,6 +269,8 @@ int sroce_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata)
 	wait_for_completion(&qp->released);
 	sroce_req_stop(qp);
 	sroce_resp_stop(qp);
+	/* Our own packets may have waited in our own receive queue. */
+	sroce_zcopy_drain(qp);
 
 	sroce_resp_cleanup(qp);
 	sroce_req_cleanup(qp);

@@ -195,6 +195,8 @@ static void reset_qp(struct sroce_qp *qp)
 {
 	sroce_req_stop(qp);
 	sroce_resp_stop(qp);
+	/* Before the ring's WQEs go: they say which packets to wait for. */
+	sroce_zcopy_drain(qp);
 	spin_lock_irq(&qp->sq_lock);
 	sroce_queue_discard(&qp->sq);
 	spin_unlock_irq(&qp->sq_lock);

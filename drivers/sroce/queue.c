@@ -12,10 +12,16 @@
  * the mmap entry and is freed in sroce_queue_mmap_free(), when the object
  * was destroyed and no mmap() of it is still in progress. A mapping that
  * outlives the object (or the whole device, after a hot removal) stays
- * safe without holding the entry: remap_vmalloc_range() took a reference
- * on every page it mapped, so vfree() leaves those pages to the process
- * until it unmaps them. The VMAs deliberately hold no entry reference; the
- * RDMA core requires every entry to be gone when it frees the context.
+ * safe without holding the entry: the mapping took a reference on every
+ * page it mapped (vm_insert_page()), so vfree() leaves those pages to the
+ * process until it unmaps them. The VMAs deliberately hold no entry
+ * reference; the RDMA core requires every entry to be gone when it frees
+ * the context.
+ *
+ * Memory: a ring is charged to the memory cgroup of the process that
+ * creates its object (__GFP_ACCOUNT), as the pages of a socket buffer
+ * are, so that a process cannot take more of the host through sroce than
+ * its cgroup allows. A ring may be 16 MiB (a CQ of SROCE_MAX_CQE entries).
  *
  * Trust: userspace may write anything, at any time, to the index it owns
  * and to every entry. The kernel keeps its own copy of the index it owns,
@@ -28,10 +34,13 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
+#include "params.h"
 #include "queue.h"
 
 /* Largest ring: above every queue limit (params.h). */
 #define SROCE_QUEUE_MAX_ENTRIES		0x100000
+/* Rounds of a move without the lock (sroce_queue_move_begin()). */
+#define SROCE_QUEUE_MOVE_ROUNDS		4
 
 /**
  * struct sroce_mmap_entry - a ring published to userspace
@@ -74,7 +83,7 @@ int sroce_queue_init(struct sroce_queue *q, u32 min_entries, u32 entry_size,
 	q->num_entries = roundup_pow_of_two(max(min_entries, 1U));
 	q->entry_size = entry_size;
 	q->side = side;
-	q->hdr = vmalloc_user(queue_size(q));
+	q->hdr = __vmalloc(queue_size(q), SROCE_GFP_USER_OBJ | __GFP_ZERO);
 	if (!q->hdr)
 		return -ENOMEM;
 	q->data = (void *)q->hdr + SROCE_QUEUE_DATA_OFFSET;
@@ -239,58 +248,133 @@ void sroce_queue_discard(struct sroce_queue *q)
 	smp_store_release(&q->hdr->consumer, q->cons);
 }
 
-/**
- * sroce_queue_move() - move the pending entries of a ring into a new one
- * @from: the ring being replaced; the caller holds both sides' locks, or
- *	  the kernel's side's lock and userspace was told not to touch it
- * @to: an empty ring with entries of the same size
- *
- * The entries posted and not yet consumed are copied, oldest first, to
- * indices 0, 1, ... of @to, whose producer index then counts them and
- * whose consumer index is 0 (a resize, IBA 11.2.1.?, 11.2.3.3).
- *
- * Return: 0, or -EINVAL when they do not fit or an index userspace wrote
- * cannot be right.
- */
-int sroce_queue_move(struct sroce_queue *from, struct sroce_queue *to)
+/* Both indices as published in the header: readable without the locks. */
+static void load_published(const struct sroce_queue *q, u32 *prod, u32 *cons)
 {
-	u32 prod, cons, count, i;
+	*prod = sroce_queue_load_index(&q->hdr->producer);
+	*cons = sroce_queue_load_index(&q->hdr->consumer);
+}
 
-	load_indices(from, &prod, &cons);
-	count = prod - cons;
-	if (count > from->num_entries || count > to->num_entries ||
-	    from->entry_size != to->entry_size)
-		return -EINVAL;
-	for (i = 0; i < count; i++)
-		memcpy(sroce_queue_slot(to, i), sroce_queue_slot(from, cons + i),
+/*
+ * Copy the entries of @from from @m->end up to @prod into @to, skipping
+ * those consumed (before @cons): entry i goes to @to's index i - @m->start.
+ * The caller checked that @prod - @cons fits @from; a @prod behind what
+ * was copied (userspace went back) copies nothing.
+ */
+static void copy_pending(struct sroce_queue *from, struct sroce_queue *to,
+			 struct sroce_queue_move *m, u32 prod, u32 cons)
+{
+	u32 i;
+
+	if ((s32)(cons - m->end) > 0)
+		m->end = cons;
+	if ((s32)(prod - m->end) <= 0)
+		return;
+	for (i = m->end; i != prod; i++)
+		memcpy(sroce_queue_slot(to, i - m->start), sroce_queue_slot(from, i),
 		       to->entry_size);
-	to->prod = count;
-	to->cons = 0;
-	/* The entries are in place before the indices that cover them. */
-	smp_store_release(&to->hdr->producer, count);
-	/* As above. */
-	smp_store_release(&to->hdr->consumer, 0);
+	m->end = prod;
+}
+
+/**
+ * sroce_queue_move_begin() - copy a queue's pending entries into a new ring
+ * @from: the ring being replaced; the caller holds none of its locks
+ * @to: an empty ring with entries of the same size
+ * @m: the move's state, for sroce_queue_replace()
+ *
+ * A resize (IBA 11.2.1.?, 11.2.3.3) moves the entries posted and not yet
+ * consumed into a new ring, and a ring may hold 16 MiB: copied under the
+ * object's lock, with interrupts off, that would stop a CPU for as long.
+ * So the bulk is copied here, without the lock, in a few rounds that
+ * catch up with what was posted meanwhile; sroce_queue_replace() copies
+ * the rest under the lock. It may: an entry posted and not consumed stays
+ * as it is until consumed (the consumer only moves past entries, and the
+ * producer writes only free slots), so a copy of it stays right; one
+ * consumed meanwhile, even torn by the producer reusing its slot, is not
+ * taken over. The contents of a user ring are the process's to write at
+ * any time, as ever: nothing in them is trusted.
+ *
+ * Return: 0, or -EINVAL when the entry sizes differ or an index userspace
+ * wrote cannot be right.
+ */
+int sroce_queue_move_begin(struct sroce_queue *from, struct sroce_queue *to,
+			   struct sroce_queue_move *m)
+{
+	u32 prod, cons;
+	int round;
+
+	if (from->entry_size != to->entry_size)
+		return -EINVAL;
+	load_published(from, &prod, &cons);
+	m->start = cons;
+	m->end = cons;
+	for (round = 0; round < SROCE_QUEUE_MOVE_ROUNDS; round++) {
+		if (prod - cons > from->num_entries ||
+		    (s32)(cons - m->start) < 0)
+			return -EINVAL;
+		if (prod == m->end)
+			break;
+		copy_pending(from, to, m, prod, cons);
+		cond_resched();
+		load_published(from, &prod, &cons);
+	}
 	return 0;
 }
 
 /**
  * sroce_queue_replace() - put a new ring in place of a queue's
- * @q: the queue; the caller holds what sroce_queue_move() asks for
- * @repl: an empty ring with entries of the same size; on success it holds
+ * @q: the queue; the caller holds both sides' locks, or the kernel's
+ *     side's lock and userspace was told not to touch it
+ * @repl: the ring sroce_queue_move_begin() filled; on success it holds
  *	  the old ring instead, and on failure it is unchanged: either way,
  *	  the caller frees it
+ * @m: the move's state
  *
- * The pending entries move first (sroce_queue_move()).
+ * The entries posted since sroce_queue_move_begin() looked are copied
+ * too; the new ring's indices keep the distance between the old ones.
  *
- * Return: 0, or -EINVAL as sroce_queue_move().
+ * Return: 0, or -EINVAL when the pending entries do not fit or an index
+ * userspace wrote cannot be right.
  */
-int sroce_queue_replace(struct sroce_queue *q, struct sroce_queue *repl)
+int sroce_queue_replace(struct sroce_queue *q, struct sroce_queue *repl,
+			struct sroce_queue_move *m)
 {
-	int err = sroce_queue_move(q, repl);
+	u32 prod, cons;
 
-	if (!err)
-		swap(*q, *repl);
-	return err;
+	load_indices(q, &prod, &cons);
+	if (prod - cons > q->num_entries || prod - cons > repl->num_entries ||
+	    (s32)(cons - m->start) < 0)
+		return -EINVAL;
+	copy_pending(q, repl, m, prod, cons);
+	repl->prod = prod - m->start;
+	repl->cons = cons - m->start;
+	/* The entries are in place before the indices that cover them. */
+	smp_store_release(&repl->hdr->producer, repl->prod);
+	/* As above. */
+	smp_store_release(&repl->hdr->consumer, repl->cons);
+	swap(*q, *repl);
+	return 0;
+}
+
+/*
+ * Map a ring's pages into @vma, whose length the entry lookup checked
+ * against the ring's, page by page, each referenced by the mapping (see
+ * the DOC above); as remap_vmalloc_range() would, but that one wants
+ * memory from vmalloc_user(), which cannot be charged to a cgroup.
+ */
+static int map_ring(struct vm_area_struct *vma, void *buf)
+{
+	unsigned long off;
+	int err;
+
+	for (off = 0; off < vma->vm_end - vma->vm_start; off += PAGE_SIZE) {
+		err = vm_insert_page(vma, vma->vm_start + off,
+				     vmalloc_to_page(buf + off));
+		if (err)
+			return err;
+	}
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	return 0;
 }
 
 /**
@@ -308,7 +392,7 @@ int sroce_queue_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	e = rdma_user_mmap_entry_get(uctx, vma);
 	if (!e)
 		return -EINVAL;
-	err = remap_vmalloc_range(vma, to_mentry(e)->buf, 0);
+	err = map_ring(vma, to_mentry(e)->buf);
 	rdma_user_mmap_entry_put(e);
 	return err;
 }

@@ -47,6 +47,17 @@ struct sroce_queue {
 	struct sroce_mmap_entry *mentry;
 };
 
+/**
+ * struct sroce_queue_move - a resize's move of pending entries, in rounds
+ * @start: the old ring's consumer index when the move began: that entry
+ *	   goes to the new ring's index 0
+ * @end: one past the last entry copied
+ */
+struct sroce_queue_move {
+	u32 start;
+	u32 end;
+};
+
 int sroce_queue_init(struct sroce_queue *q, u32 min_entries, u32 entry_size,
 		     enum sroce_queue_side side);
 int sroce_queue_publish(struct sroce_queue *q, struct ib_ucontext *uctx,
@@ -58,8 +69,10 @@ void sroce_queue_pop(struct sroce_queue *q);
 void *sroce_queue_tail(struct sroce_queue *q);
 void sroce_queue_push(struct sroce_queue *q);
 void sroce_queue_discard(struct sroce_queue *q);
-int sroce_queue_move(struct sroce_queue *from, struct sroce_queue *to);
-int sroce_queue_replace(struct sroce_queue *q, struct sroce_queue *repl);
+int sroce_queue_move_begin(struct sroce_queue *from, struct sroce_queue *to,
+			   struct sroce_queue_move *m);
+int sroce_queue_replace(struct sroce_queue *q, struct sroce_queue *repl,
+			struct sroce_queue_move *m);
 int sroce_queue_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
 void sroce_queue_mmap_free(struct rdma_user_mmap_entry *e);
 

@@ -118,10 +118,6 @@ static unsigned int sroce_req_flight = SROCE_REQ_WINDOW;
 module_param_named(flight, sroce_req_flight, uint, 0644);
 MODULE_PARM_DESC(flight, "RC packets a device's QPs may keep unacknowledged together before a QP past its fair share waits (default 256; 0: no bound)");
 
-static unsigned int sroce_req_zcopy = 1024;
-module_param_named(zcopy, sroce_req_zcopy, uint, 0644);
-MODULE_PARM_DESC(zcopy, "Least payload, in bytes, that a user QP's RC request sends from the MR's pages instead of a copy (default 1024; 0: always copy)");
-
 /**
  * sroce_req_swqe() - the private copy of the WQE at an SQ index
  * @qp: the QP
@@ -129,9 +125,9 @@ MODULE_PARM_DESC(zcopy, "Least payload, in bytes, that a user QP's RC request se
  *
  * Return: the slot.
  */
-struct sroce_swqe *sroce_req_swqe(struct sroce_qp *qp, u32 index)
+struct sroce_swqe *sroce_req_swqe(const struct sroce_qp *qp, u32 index)
 {
-	struct sroce_req *req = &qp->req;
+	const struct sroce_req *req = &qp->req;
 
 	return (void *)req->swqe +
 	       (size_t)(index & (qp->sq.num_entries - 1)) * req->swqe_size;
@@ -429,31 +425,13 @@ static int fill_payload(struct sroce_qp *qp, const struct sroce_swqe *s,
 }
 
 /*
- * Whether a packet with @paylen bytes from the message's SGEs attaches
- * them rather than copying (sroce_mr_attach(), which refuses MRs other
- * than user MRs): payloads of at least module parameter "zcopy" bytes,
- * of a user QP's RC or XRC requests, whose WQE completes only once the
- * responder acknowledged the packet, that is after it was sent (IBA
- * 9.7.5.2); a UC or UD WQE completes when its last packet is handed to
- * the IP stack, which may not have sent it yet.
- */
-static bool zcopy_ok(struct sroce_qp *qp, const struct sroce_swqe *s,
-		     u32 paylen)
-{
-	u32 min = READ_ONCE(sroce_req_zcopy);
-
-	return min && paylen >= min && s->num_sge && qp->ibqp.uobject &&
-	       sroce_qp_is_reliable(qp);
-}
-
-/*
  * The payload of the packet being built, after its headers: attached
  * (@zcopy) and followed by the trailer, or copied and padded. Returns 0,
  * -EAGAIN when it could not be attached (nothing was: copy it instead),
  * -ENOMEM for no trailer (nothing was attached), or the error of
  * sroce_sgl_copy_out() or sroce_sgl_attach().
  */
-static int add_payload(struct sroce_qp *qp, const struct sroce_swqe *s,
+static int add_payload(struct sroce_qp *qp, struct sroce_swqe *s,
 		       struct sk_buff *skb, u32 hdr_len, u32 paylen, u32 pad,
 		       bool zcopy)
 {
@@ -477,6 +455,7 @@ static int add_payload(struct sroce_qp *qp, const struct sroce_swqe *s,
 		return err;
 	}
 	sroce_net_trailer_add(skb, trailer, pad);
+	sroce_zcopy_attach(qp, &s->zcopy, skb);
 	sroce_stats_add(&sdev->stats, SROCE_STAT_TX_ZCOPY, 1);
 	return 0;
 }
@@ -545,7 +524,7 @@ static enum ib_wc_status send_packet(struct sroce_qp *qp, struct sroce_swqe *s,
 	ackreq |= req->probing || req->ack_now;
 
 	*sent = false;
-	zcopy = !single && zcopy_ok(qp, s, paylen);
+	zcopy = !single && sroce_zcopy_ok(qp, s, paylen);
 	for (;;) {
 		/* Attached, the payload and trailer are not in the buffer. */
 		skb = sroce_net_alloc_skb(sdev, av, op->hdr_len + (zcopy ? 0 :
@@ -925,17 +904,35 @@ void sroce_req_ring_corrupt(struct sroce_qp *qp)
 		sroce_qp_event(qp, IB_EVENT_QP_FATAL);
 }
 
-/* May the WQE at @next start now? (IBA 10.8.3.3: fences, rd_atomic) */
-static bool may_start(struct sroce_qp *qp, u32 index)
+/*
+ * May the WQE copied into @s start now? (IBA 10.8.3.3: fences,
+ * rd_atomic) Asked of the private copy, never of the ring, which the
+ * process may rewrite between the question and the copy.
+ */
+static bool may_start(struct sroce_qp *qp, const struct sroce_swqe *s)
 {
-	const struct sroce_send_wqe *w = sroce_queue_slot(&qp->sq, index);
-	u32 opcode = READ_ONCE(w->opcode);
-	u32 flags = READ_ONCE(w->send_flags);
 	u32 max = max_t(u32, qp->attr.max_rd_atomic, 1);
 
-	if ((flags & IB_SEND_FENCE) && qp->req.rd_atomic)
+	if ((s->send_flags & IB_SEND_FENCE) && qp->req.rd_atomic)
 		return false;
-	return !sroce_wr_is_rd_atomic(opcode) || qp->req.rd_atomic < max;
+	return !sroce_wr_is_rd_atomic(s->opcode) || qp->req.rd_atomic < max;
+}
+
+/*
+ * Do @s's PSNs fit beside those outstanding? All of them together stay
+ * within SROCE_PSN_MAX_OUTSTANDING (IBA 9.7.1), or an acknowledgment could
+ * not be placed: a READ of 2 GiB at a 256-byte MTU takes 2^23 PSNs. One
+ * that could never fit starts anyway, alone, to fail (start_next()).
+ */
+static bool psn_room(struct sroce_qp *qp, const struct sroce_swqe *s)
+{
+	const struct sroce_req *req = &qp->req;
+	s32 used = sroce_psn_diff(req->next_psn, req->unacked_psn);
+
+	/* Only a reliable QP's PSNs wait for acknowledgments. */
+	if (!sroce_qp_is_reliable(qp) || used <= 0)
+		return true;
+	return (u64)used + wqe_npkts(qp, s) <= SROCE_PSN_MAX_OUTSTANDING;
 }
 
 /*
@@ -955,11 +952,18 @@ static bool start_next(struct sroce_qp *qp)
 		sroce_req_ring_corrupt(qp);
 		return false;
 	}
-	if (!count || !may_start(qp, req->next))
+	if (!count)
 		return false;
 
 	s = sroce_req_swqe(qp, req->next);
 	status = fetch_wqe(qp, req->next, s);
+	/* Not yet: the slot is copied again when it may start. */
+	if (!may_start(qp, s) || !psn_room(qp, s))
+		return false;
+	/* A reliable message longer than the PSN window cannot be sent. */
+	if (sroce_qp_is_reliable(qp) && status == IB_WC_SUCCESS &&
+	    wqe_npkts(qp, s) > SROCE_PSN_MAX_OUTSTANDING)
+		status = IB_WC_LOC_LEN_ERR;
 	s->first_psn = req->next_psn;
 	s->last_psn = sroce_psn_add(s->first_psn, wqe_npkts(qp, s) - 1);
 	req->next_psn = sroce_psn_add(s->last_psn, 1);
@@ -983,12 +987,42 @@ static bool start_next(struct sroce_qp *qp)
 }
 
 /*
+ * The PSNs between the QP's oldest unacknowledged one and its send
+ * position that stand for READ responses still to come, beyond each
+ * READ request's own: the responder's packets, not ours. Only the WQEs
+ * up to the last READ or atomic outstanding are looked at.
+ */
+static u32 read_response_psns(const struct sroce_qp *qp)
+{
+	const struct sroce_req *req = &qp->req;
+	u32 i, resume, left = req->rd_atomic, n = 0;
+	const struct sroce_swqe *s;
+
+	for (i = qp->sq.cons; left && i != req->cur; i++) {
+		s = sroce_req_swqe(qp, i);
+		if (!sroce_wr_is_rd_atomic(s->opcode))
+			continue;
+		left--;
+		if (s->opcode != IB_UVERBS_WR_RDMA_READ ||
+		    s->state == SROCE_SWQE_DONE)
+			continue;
+		resume = sroce_psn_add(s->first_psn, s->read_off / qp->mtu);
+		/* Its request went (again) from @resume: the rest is theirs. */
+		if (sroce_psn_diff(req->psn, resume) > 0)
+			n += sroce_psn_diff(s->last_psn, resume);
+	}
+	return n;
+}
+
+/*
  * What the QP counts in its device's flight: nothing unless RC or XRC;
  * its packets sent and not yet acknowledged, as far as it knows (after a
  * rewind, those sent before it are counted again only as they are
- * resent), at most SROCE_REQ_WINDOW (a READ request counts its whole
- * response at once); none while its transport timer is infinite (local
- * ACK timeout 0), since such a QP may keep its packets unacknowledged for
+ * resent), at most SROCE_REQ_WINDOW. A READ request counts as the one
+ * packet it is: its responses are the responder's to send (until
+ * 2026-11-28 they counted in full, up to 256, for as long as they did
+ * not come). None while its transport timer is infinite (local ACK
+ * timeout 0), since such a QP may keep its packets unacknowledged for
  * ever.
  */
 static u32 flight_of(const struct sroce_qp *qp)
@@ -998,6 +1032,8 @@ static u32 flight_of(const struct sroce_qp *qp)
 
 	if (!sroce_qp_is_reliable(qp) || !req->timeout || used <= 0)
 		return 0;
+	if (req->rd_atomic)
+		used -= min_t(u32, read_response_psns(qp), used);
 	return min_t(u32, used, SROCE_REQ_WINDOW);
 }
 
@@ -1023,12 +1059,13 @@ static void flight_count(struct sroce_qp *qp, u32 now)
 
 /*
  * Decide whether the device's bound holds back the QP's next packet (one
- * is ready to go), and count a hold. A QP with nothing counted always
- * sends; one below its fair share while the device's total is below the
- * bound plus SROCE_REQ_MIN_SHARE a QP; any while the total is below the
- * bound. A QP is held only once its last packet asked for an
- * acknowledgment, else one more goes, asking for one: that
- * acknowledgment runs the engine again.
+ * is ready to go), and count a hold. Any QP sends while the device's
+ * total is below the bound, and a QP below its fair share (the bound
+ * divided among the QPs with packets counted, at least
+ * SROCE_REQ_MIN_SHARE) always: what other QPs keep unacknowledged, for
+ * however long, never holds it below its share. A QP is held only once
+ * its last packet asked for an acknowledgment, else one more goes, asking
+ * for one: that acknowledgment runs the engine again.
  */
 static bool flight_hold(struct sroce_qp *qp)
 {
@@ -1039,13 +1076,11 @@ static bool flight_hold(struct sroce_qp *qp)
 
 	used = flight_of(qp);
 	flight_count(qp, used);
-	if (!bound || !used)
+	if (!bound)
 		return false;
 	active = max(atomic_read(&sdev->req_active), 1);
 	total = max(atomic_read(&sdev->req_flight), 0);
-	if (total < bound ||
-	    (used < max(bound / active, SROCE_REQ_MIN_SHARE) &&
-	     total < (u64)bound + active * SROCE_REQ_MIN_SHARE))
+	if (total < bound || used < max(bound / active, SROCE_REQ_MIN_SHARE))
 		return false;
 	if (!req->ackreq_last) {
 		req->ack_now = true;
@@ -1226,10 +1261,12 @@ int sroce_req_init(struct sroce_qp *qp)
 
 	req->swqe_size = ALIGN(sizeof(struct sroce_swqe) + qp->sq.entry_size -
 			       sizeof(struct sroce_send_wqe), 64);
-	req->swqe = kvcalloc(qp->sq.num_entries, req->swqe_size, GFP_KERNEL);
+	req->swqe = kvcalloc(qp->sq.num_entries, req->swqe_size,
+			     SROCE_GFP_USER_OBJ);
 	if (!req->swqe)
 		return -ENOMEM;
 	skb_queue_head_init(&req->resp_pkts);
+	atomic_set(&req->zcopy_live, 0);
 	timer_setup(&req->retrans_timer, retrans_timer_fn, 0);
 	timer_setup(&req->rnr_timer, rnr_timer_fn, 0);
 	sroce_task_init(&req->task, req_engine, qp->engine_bh);

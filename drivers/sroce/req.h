@@ -9,6 +9,7 @@
 #include "ah.h"
 #include "mem.h"
 #include "task.h"
+#include "zcopy.h"
 
 struct sroce_qp;
 
@@ -55,6 +56,7 @@ enum sroce_swqe_state {
  * @read_off: bytes of READ response data received
  * @flush_type: FLUSH: placement type (FETH PLT)
  * @flush_level: FLUSH: selectivity level (FETH SEL)
+ * @zcopy: the packets that carry the WQE's pages (zcopy.c)
  * @sge: scatter/gather list, or inline data when @num_sge is 0
  */
 struct sroce_swqe {
@@ -83,6 +85,7 @@ struct sroce_swqe {
 	u32 read_off;
 	u8 flush_type;
 	u8 flush_level;
+	struct sroce_zcopy zcopy;
 	struct sroce_sge sge[];
 };
 
@@ -136,6 +139,8 @@ struct sroce_swqe {
  * @flight: packets this QP counts in its device's req_flight (req.c)
  * @ackreq_last: the last packet sent asked for an acknowledgment
  * @ack_now: the next packet is to ask for one (the device's bound)
+ * @zcopy_live: WQEs whose zero-copy count has not yet fallen (zcopy.c);
+ *		the QP is not freed before it is zero
  *
  * Everything but the timers and @resp_pkts belongs to @task: only the
  * running engine touches it (see task.c).
@@ -180,6 +185,7 @@ struct sroce_req {
 	u32 flight;
 	bool ackreq_last;
 	bool ack_now;
+	atomic_t zcopy_live;
 };
 
 /**
@@ -214,6 +220,6 @@ void sroce_req_update(struct sroce_qp *qp, int mask);
 void sroce_req_seek(struct sroce_qp *qp, u32 index, u32 offset);
 void sroce_req_start(struct sroce_qp *qp);
 void sroce_req_rcv(struct sroce_qp *qp, struct sk_buff *skb);
-struct sroce_swqe *sroce_req_swqe(struct sroce_qp *qp, u32 index);
+struct sroce_swqe *sroce_req_swqe(const struct sroce_qp *qp, u32 index);
 
 #endif /* SROCE_REQ_H */

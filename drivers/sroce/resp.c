@@ -1231,6 +1231,9 @@ static bool resp_engine(struct sroce_task *task)
 			if (kicked || resp->read.active)
 				break;
 			budget -= sent;
+			/* Failed part-way: nothing after it (IBA 9.9.3). */
+			if (READ_ONCE(qp->state) == IB_QPS_ERR)
+				return true;
 			continue;
 		}
 		skb = skb_dequeue(&resp->req_pkts);
@@ -1362,7 +1365,7 @@ int sroce_resp_start(struct sroce_qp *qp)
 	lockdep_assert_held(&qp->mutex);
 	if (num != resp->res_num) {
 		kfree(resp->res);
-		resp->res = kcalloc(num, sizeof(*resp->res), GFP_KERNEL);
+		resp->res = kcalloc(num, sizeof(*resp->res), SROCE_GFP_USER_OBJ);
 		if (!resp->res) {
 			resp->res_num = 0;
 			return -ENOMEM;
@@ -1397,7 +1400,7 @@ int sroce_resp_resize(struct sroce_qp *qp)
 	lockdep_assert_held(&qp->mutex);
 	if (num == resp->res_num)
 		return 0;
-	res = kcalloc(num, sizeof(*res), GFP_KERNEL);
+	res = kcalloc(num, sizeof(*res), SROCE_GFP_USER_OBJ);
 	if (!res)
 		return -ENOMEM;
 	keep = min(num, resp->res_num);

@@ -7,6 +7,7 @@
  * indices, and the transport state of a QP. They are a snapshot read
  * without the engines' locks, for diagnosis; each value is read once.
  */
+#include <linux/capability.h>
 #include <net/netlink.h>
 #include <rdma/rdma_netlink.h>
 #include <rdma/restrack.h>
@@ -47,12 +48,36 @@ static int put_queue(struct sk_buff *msg, const char *size, const char *pi,
 	return 0;
 }
 
+/*
+ * The live PSNs and MSN of a connection are all a process of this host
+ * needs to inject packets into it, from a raw socket, that the QP would
+ * take as its peer's; so only a caller who may administer the network
+ * sees them, as only such a one sees the keys. The RDMA core asks the
+ * driver in the caller's context, without its credentials: ask here.
+ */
+static bool may_see_psns(void)
+{
+	return ns_capable_noaudit(&init_user_ns, CAP_NET_ADMIN);
+}
+
+static int fill_qp_psns(struct sk_buff *msg, const struct sroce_qp *qp)
+{
+	if (rdma_nl_put_driver_u32_hex(msg, "next_psn",
+				       READ_ONCE(qp->req.psn)) ||
+	    rdma_nl_put_driver_u32_hex(msg, "unacked_psn",
+				       READ_ONCE(qp->req.unacked_psn)) ||
+	    rdma_nl_put_driver_u32_hex(msg, "expected_psn",
+				       READ_ONCE(qp->resp.epsn)) ||
+	    rdma_nl_put_driver_u32(msg, "msn", READ_ONCE(qp->resp.msn)))
+		return -EMSGSIZE;
+	return 0;
+}
+
 /* The QP attributes. */
 static int fill_qp(struct sk_buff *msg, void *obj)
 {
 	struct sroce_qp *qp = obj;
 	const struct sroce_req *req = &qp->req;
-	const struct sroce_resp *resp = &qp->resp;
 
 	if (put_queue(msg, "sq_size", "sq_pi", "sq_ci", &qp->sq))
 		return -EMSGSIZE;
@@ -67,13 +92,9 @@ static int fill_qp(struct sk_buff *msg, void *obj)
 		return -EMSGSIZE;
 	if (!sroce_qp_is_reliable(qp))
 		return 0;
-	if (rdma_nl_put_driver_u32_hex(msg, "next_psn", READ_ONCE(req->psn)) ||
-	    rdma_nl_put_driver_u32_hex(msg, "unacked_psn",
-				       READ_ONCE(req->unacked_psn)) ||
-	    rdma_nl_put_driver_u32_hex(msg, "expected_psn",
-				       READ_ONCE(resp->epsn)) ||
-	    rdma_nl_put_driver_u32(msg, "msn", READ_ONCE(resp->msn)) ||
-	    rdma_nl_put_driver_u32(msg, "rd_atomic_out",
+	if (may_see_psns() && fill_qp_psns(msg, qp))
+		return -EMSGSIZE;
+	if (rdma_nl_put_driver_u32(msg, "rd_atomic_out",
 				   READ_ONCE(req->rd_atomic)) ||
 	    rdma_nl_put_driver_u32(msg, "retry_left",
 				   READ_ONCE(req->retry_left)) ||

@@ -136,7 +136,9 @@ static int srq_resize(struct sroce_srq *srq, u32 max_wr, const u32 *limit,
 {
 	struct sroce_modify_srq_cmd cmd = {};
 	struct sroce_queue_info info = {};
+	struct sroce_queue_move move;
 	struct sroce_queue q;
+	u32 count;
 	int err;
 
 	if (!max_wr || max_wr > SROCE_MAX_SRQ_WR)
@@ -152,9 +154,14 @@ static int srq_resize(struct sroce_srq *srq, u32 max_wr, const u32 *limit,
 	if (err)
 		return err;
 
+	/* The bulk without the lock, the rest with it (queue.c). */
+	err = sroce_queue_move_begin(&srq->rq, &q, &move);
+	if (err)
+		goto out;
 	spin_lock_irq(&srq->lock);
-	err = sroce_queue_move(&srq->rq, &q);
-	if (!err && (limit ? *limit : srq->limit) > q.num_entries)
+	err = sroce_queue_count(&srq->rq, &count);
+	if (!err && (count > q.num_entries ||
+		     (limit ? *limit : srq->limit) > q.num_entries))
 		err = -EINVAL;
 	spin_unlock_irq(&srq->lock);
 	if (err)
@@ -170,9 +177,9 @@ static int srq_resize(struct sroce_srq *srq, u32 max_wr, const u32 *limit,
 		}
 	}
 
-	/* The process posts nothing meanwhile (ABI): move again, and swap. */
+	/* The process posts nothing meanwhile (ABI): the rest, and swap. */
 	spin_lock_irq(&srq->lock);
-	err = sroce_queue_replace(&srq->rq, &q);
+	err = sroce_queue_replace(&srq->rq, &q, &move);
 	if (!err) {
 		srq->max_wr = srq->rq.num_entries;
 		if (limit)

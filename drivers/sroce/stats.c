@@ -26,6 +26,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	[SROCE_STAT_RX_DROP_INVALID].name = "rx_drop_invalid",
 	[SROCE_STAT_RX_DROP_ADDR].name = "rx_drop_addr",
 	[SROCE_STAT_RX_DROP_BACKLOG].name = "rx_drop_backlog",
+	[SROCE_STAT_RX_DROP_GHOST].name = "rx_drop_ghost",
 	[SROCE_STAT_RETRANSMITS].name = "retransmits",
 	[SROCE_STAT_TIMEOUTS].name = "timeouts",
 	[SROCE_STAT_SEQ_NAKS_RCVD].name = "seq_naks_rcvd",

@@ -32,6 +32,8 @@
  *	than the QP's peer, or to another of our addresses
  * @SROCE_STAT_RX_DROP_BACKLOG: a QP's queue of received packets was full
  *	(module parameter "backlog")
+ * @SROCE_STAT_RX_DROP_GHOST: a response (ACK, NAK, READ response) for a
+ *	PSN the requester never sent (IBA 9.7.5.2.2)
  * @SROCE_STAT_RETRANSMITS: requester resends (after a NAK or a timeout)
  * @SROCE_STAT_TIMEOUTS: transport timer expiries
  * @SROCE_STAT_SEQ_NAKS_RCVD: PSN sequence error NAKs received
@@ -66,6 +68,7 @@ enum sroce_stat {
 	SROCE_STAT_RX_DROP_INVALID,
 	SROCE_STAT_RX_DROP_ADDR,
 	SROCE_STAT_RX_DROP_BACKLOG,
+	SROCE_STAT_RX_DROP_GHOST,
 	SROCE_STAT_RETRANSMITS,
 	SROCE_STAT_TIMEOUTS,
 	SROCE_STAT_SEQ_NAKS_RCVD,

@@ -305,6 +305,13 @@ static inline s32 sroce_psn_diff(u32 a, u32 b)
 	return (s32)((a - b) << 8) >> 8;
 }
 
+/*
+ * PSNs a requester may have outstanding at most: past half the space,
+ * sroce_psn_diff() could not tell a PSN after another from one before it
+ * (IBA 9.7.1: the valid PSN window is 2^23).
+ */
+#define SROCE_PSN_MAX_OUTSTANDING	(BIT(23) - 1)
+
 static inline u32 sroce_psn_add(u32 psn, u32 n)
 {
 	return (psn + n) & SROCE_PSN_MASK;
