@@ -42,7 +42,13 @@
 # READ at once. And an ACK the responder held (the ack_hold knob keeps
 # it) must go out when the user ends the QP: destroyed, moved to the
 # error state or reset (the old code dropped it, and a peer whose last
-# SEND it was failed with a retry error).
+# SEND it was failed with a retry error). And a READ whose MR is
+# deregistered while its 64 MiB response goes out fails part-way (remote
+# access NAK): the WRITE the peer sent right behind it must not land
+# (IBA 9.9.3; the old responder executed it, on the QP already in ERR).
+# Last, a READ of 2 GiB at a 256-byte MTU, 2^23 PSNs, more than a
+# requester may have outstanding (IBA 9.7.1): it must fail at once with
+# IBV_WC_LOC_LEN_ERR, its request never sent.
 # The table in
 # Documentation/responder-errors.md must be the one the script prints.
 # The kernel must not complain.
@@ -65,7 +71,7 @@ rdma link del sroce_b || fail "cannot delete sroce_b"
 dmac=$(na cat /sys/class/net/veth_a/address)
 
 # resperr_mode MODE NAME: lib-resperr.py MODE (--backlog, --stale-nak,
-# --held-ack) on sroce_a over IPv4, its output shown and kept in
+# --held-ack, --read-abort, --psn-window) on sroce_a over IPv4, its output shown and kept in
 # $SROCE_STATE/NAME; returns its status.
 resperr_mode() {
 	local status=0
@@ -120,4 +126,10 @@ resperr_mode --stale-nak stale ||
 # An ACK held at the end of a responder's run goes out when the QP ends.
 resperr_mode --held-ack held ||
 	fail "ACKs held when a QP ends: $(tail -n 1 "$SROCE_STATE/held")"
+# A READ that fails part-way: the request behind it does not execute.
+resperr_mode --read-abort abort ||
+	fail "a request behind a READ that failed: $(tail -n 1 "$SROCE_STATE/abort")"
+# A READ of more PSNs than the window holds (IBA 9.7.1) fails locally.
+resperr_mode --psn-window window ||
+	fail "a READ of 2^23 PSNs: $(tail -n 1 "$SROCE_STATE/window")"
 kernel_log_clean || fail "the kernel complained"

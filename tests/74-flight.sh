@@ -260,6 +260,7 @@ victim
 beside+=("$mbs")
 fd=${hog[1]}
 exec {fd}>&-
+# shellcheck disable=SC2154 # set by coproc
 wait "$hog_PID" || fail "lib-stall.py failed"
 victim
 alone+=("$mbs")

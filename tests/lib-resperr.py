@@ -112,14 +112,15 @@ class Row:
     Setup: transport (rc, uc, ud, xrc), srq, recvs (sizes of the receive
     WQEs posted; lkey 'bad' for a WQE with a key of no MR), qp_access,
     mr_access, rd_atomic (max_dest_rd_atomic), setup (t -> None: a window
-    or a second MR, whose rkey it leaves in t.rkey2), cqe (the CQ's size).
+    or a second MR, whose rkey it leaves in t.rkey2), cqe (the CQ's size),
+    path_mtu (an IBV_MTU_* value; 1024 bytes unless given).
     """
 
     def __init__(self, name, transport, sends, what, resp, wcs=(),
                  state='RTS', counters=None, followup=None, check=None,
                  srq=False, recvs=(256, 256), bad_lkey=False,
                  qp_access=REMOTE_ALL, mr_access=None, rd_atomic=4,
-                 setup=None, rule='', cqe=64):
+                 setup=None, rule='', cqe=64, path_mtu=None):
         self.name = name
         self.transport = transport
         self.sends = sends
@@ -137,6 +138,7 @@ class Row:
         self.mr_access = REMOTE_ALL | e.IBV_ACCESS_MW_BIND \
             if mr_access is None else mr_access
         self.rd_atomic = rd_atomic
+        self.path_mtu = path_mtu or e.IBV_MTU_1024
         self.setup = setup
         self.rule = rule
         self.cqe = cqe
@@ -231,7 +233,7 @@ class Target:
         a = QPAttr(qp_state=e.IBV_QPS_RTR)
         mask = e.IBV_QP_STATE
         if row.transport != 'ud':
-            a.path_mtu = e.IBV_MTU_1024
+            a.path_mtu = row.path_mtu
             a.dest_qp_num = PEER_QPN
             a.rq_psn = RQ_PSN
             a.ah_attr = AHAttr(gr=GlobalRoute(dgid=self._gid(self.peer_ip),
@@ -935,6 +937,61 @@ def backlog(args, peer, mem):
         t.close()
 
 
+def read_abort(args, peer, mem):
+    """
+    Nothing executes after a request that failed (IBA 9.9.3), also when
+    it fails part-way through a READ response: the peer sends a 64 MiB
+    READ and, right behind it, a WRITE ONLY into the MR's first page;
+    once the first READ responses come, the READ's MR is deregistered, so
+    that the responder's next response packet fails (remote access NAK,
+    QP to ERR). The WRITE must not land, nor be acknowledged. (The old
+    responder went on, in the same run, to the request queued behind the
+    READ, on a QP already in ERR.)
+    """
+    mem.fill()
+    row = Row('read-abort', 'rc', None, '', [])
+    t = Target(args, peer, row, mem)
+    big = MR(t.pd, BACKLOG_READ, REMOTE_ALL)
+    problems = []
+    try:
+        read = read_req(t, big.buf, big.rkey, BACKLOG_READ)
+        t.next_psn(BACKLOG_READ // MTU)
+        wpsn = t.psn
+        peer.drain()
+        peer.send(read)
+        peer.send(write(t, P.WRITE_ONLY, t.base, t.mr.rkey, 64, 64))
+        got = peer.receive(WAIT, until=lambda g: len(g) >= 4)
+        if not any(r.kind() == 'read-resp' for r in got):
+            return ['no READ response came: %s' % [r.kind() for r in got][:4]]
+        c0 = counters(args.dev)
+        big.close()
+        big = None
+        # The responses flood the peer's socket, which may drop the NAK:
+        # the QP's state and the device's counter tell.
+        end = time.monotonic() + WAIT
+        while t.state() != 'ERR' and time.monotonic() < end:
+            got += peer.receive(0.05)
+        got += peer.receive(0.2)
+        naks = [r.kind() for r in got if r.kind().startswith('nak')]
+        if naks[:1] not in ([], ['nak-access']):
+            problems.append('NAKs %s, not nak-access' % naks[:3])
+        if counters(args.dev)['naks_sent'] == c0['naks_sent']:
+            problems.append('no NAK sent for the READ that failed')
+        if any(r.kind() == 'ack' and r.psn == wpsn for r in got):
+            problems.append('the WRITE behind the READ was acknowledged')
+        changed = mem.unchanged()
+        if changed:
+            problems.append('the WRITE behind the READ landed: %s' % changed)
+        if t.state() != 'ERR':
+            problems.append('state %s, not ERR' % t.state())
+        return problems
+    finally:
+        t.qp.close()
+        if big:
+            big.close()
+        t.close()
+
+
 SQ_PSN = 0x200              # the first PSN a target QP sends
 
 
@@ -1038,6 +1095,36 @@ def stale_one(args, peer, t, syndrome, stale):
     if t.state() != 'RTS':
         problems.append('state %s, not RTS' % t.state())
     return problems
+
+
+def psn_window(args, peer, mem):
+    """
+    A requester keeps its outstanding PSNs within 2^23 - 1 (IBA 9.7.1):
+    a READ of 2 GiB at a 256-byte path MTU would take 2^23 of them, and
+    its responses' PSNs could not be told from old ones. It must
+    complete with IBV_WC_LOC_LEN_ERR at once, and its request must never
+    reach the peer (the old requester sent it).
+    """
+    row = Row('psn-window', 'rc', None, '', [], path_mtu=e.IBV_MTU_256)
+    t = Target(args, peer, row, mem)
+    problems = []
+    try:
+        peer.drain()
+        wr = SendWR(wr_id=101, opcode=e.IBV_WR_RDMA_READ, num_sge=1,
+                    sg=[SGE(t.base, 1 << 31, t.mr.lkey)],
+                    send_flags=e.IBV_SEND_SIGNALED)
+        wr.set_wr_rdma(0x1234, 0x10000)
+        t.qp.post_send(wr)
+        wcs = send_wcs(t, WAIT)
+        if wcs != [(1, 'loc_len_err')]:
+            problems.append('the 2 GiB READ: completions %s' % wcs)
+        reads = [r for r in peer.receive(0.5)
+                 if r.opcode & 0x1f == P.READ_REQ]
+        if reads:
+            problems.append('%d READ requests reached the peer' % len(reads))
+        return problems
+    finally:
+        t.close()
 
 
 def stale_nak(args, peer, mem):
@@ -1199,6 +1286,8 @@ def main():
     p.add_argument('--backlog', action='store_true')
     p.add_argument('--stale-nak', action='store_true')
     p.add_argument('--held-ack', action='store_true')
+    p.add_argument('--read-abort', action='store_true')
+    p.add_argument('--psn-window', action='store_true')
     args = p.parse_args()
     if args.markdown:
         print(markdown())
@@ -1209,6 +1298,14 @@ def main():
         problems, dropped = backlog(args, peer, mem)
         print('backlog: %d SENDs dropped of %d: %s' % (
             dropped, BACKLOG_FLOOD, '; '.join(problems) or 'ok'))
+        return 1 if problems else 0
+    if args.psn_window:
+        problems = psn_window(args, peer, mem)
+        print('PSN window: %s' % ('; '.join(problems) or 'ok'))
+        return 1 if problems else 0
+    if args.read_abort:
+        problems = read_abort(args, peer, mem)
+        print('read abort: %s' % ('; '.join(problems) or 'ok'))
         return 1 if problems else 0
     if args.held_ack:
         bad = held_ack(args, peer, mem)

@@ -142,6 +142,7 @@ void sroce_zcopy_release(struct sroce_zcopy *zc)
  */
 bool sroce_zcopy_busy(const struct sroce_zcopy *zc)
 {
+	/* Pairs with zcopy_done(): nothing of it reads the slot after. */
 	return zc->armed && !smp_load_acquire(&zc->done);
 }
 
