@@ -113,14 +113,16 @@ class Row:
     WQEs posted; lkey 'bad' for a WQE with a key of no MR), qp_access,
     mr_access, rd_atomic (max_dest_rd_atomic), setup (t -> None: a window
     or a second MR, whose rkey it leaves in t.rkey2), cqe (the CQ's size),
-    path_mtu (an IBV_MTU_* value; 1024 bytes unless given).
+    path_mtu (an IBV_MTU_* value; 1024 bytes unless given), timeout and
+    retry_cnt (an RC QP's local ACK timeout and transport retries).
     """
 
     def __init__(self, name, transport, sends, what, resp, wcs=(),
                  state='RTS', counters=None, followup=None, check=None,
                  srq=False, recvs=(256, 256), bad_lkey=False,
                  qp_access=REMOTE_ALL, mr_access=None, rd_atomic=4,
-                 setup=None, rule='', cqe=64, path_mtu=None):
+                 setup=None, rule='', cqe=64, path_mtu=None, timeout=14,
+                 retry_cnt=7):
         self.name = name
         self.transport = transport
         self.sends = sends
@@ -139,6 +141,8 @@ class Row:
             if mr_access is None else mr_access
         self.rd_atomic = rd_atomic
         self.path_mtu = path_mtu or e.IBV_MTU_1024
+        self.timeout = timeout
+        self.retry_cnt = retry_cnt
         self.setup = setup
         self.rule = rule
         self.cqe = cqe
@@ -253,8 +257,8 @@ class Target:
         a.sq_psn = 0x200
         mask = e.IBV_QP_STATE | e.IBV_QP_SQ_PSN
         if row.transport == 'rc':
-            a.timeout = 14
-            a.retry_cnt = 7
+            a.timeout = row.timeout
+            a.retry_cnt = row.retry_cnt
             a.rnr_retry = 7
             a.max_rd_atomic = 1
             mask |= e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT | \

@@ -1,0 +1,60 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# 75-lying-peer: a peer that lies within the protocol gets no more from
+# sroce's requester than an honest one.
+#
+#   +------- netns a -------+          +----------- netns b -----------+
+#   | sroce_a on veth_a     |   veth   | no RoCE device: a lying peer  |
+#   | 192.0.2.1             |==========| (tests/lib-liar.py, on        |
+#   | an RC QP by pyverbs   |          | tests/lib-peer.py) answers    |
+#   | (a user QP: zero copy)|          | from veth_b, captures on it   |
+#   +-----------------------+          +-------------------------------+
+#
+# lib.sh's topology without sroce_b. tests/lib-liar.py connects a fresh
+# RC QP of sroce_a to the fake peer for each case (its docstrings say
+# exactly what each checks):
+#   - zcopy-linger: NAK, then at once an ACK of the whole 8 KiB WRITE,
+#     while the NAK's resends wait in a 300 ms netem qdisc on veth_a; the
+#     buffer is overwritten the moment the completion is polled: every
+#     packet the peer captures must carry the message's own bytes under a
+#     right ICRC (before 2026-11-28 the WQE completed at the ACK and the
+#     resends sent what was written next, sent from the MR's pages);
+#   - ack-ahead: an ACK of a 512-packet WRITE's last PSN before it was
+#     sent is dropped and counted (rx_drop_ghost); the WRITE completes
+#     only once all of it was sent (it used to complete at the ghost);
+#   - dup-stale-ack: repeated and older ACKs complete, resend and count
+#     nothing;
+#   - silence: IBV_WC_RETRY_EXC_ERR in bounded time;
+#   - trickle-read: READ responses one every 45 ms (timeout 67 ms): the
+#     READ completes with its bytes, counting one packet in the device's
+#     flight meanwhile (it used to count its whole response);
+#   - read-implied-nak: an ACK past a READ whose responses stopped makes
+#     it ask again for the rest (IBA 9.7.5.2.1), and it completes.
+# The kernel must not complain.
+# timeout: 300
+set -e
+. "$(dirname "$0")/lib.sh"
+
+cleanup() {
+	na tc qdisc del dev veth_a root 2>/dev/null || true
+	topo_down
+}
+trap cleanup EXIT
+
+topo_up
+# The peer takes namespace b's UDP port 4791.
+rdma link del sroce_b || fail "cannot delete sroce_b"
+mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug ||
+	fail "cannot mount debugfs"
+out=$SROCE_STATE/liar
+status=0
+python3 "$SROCE_TOP/tests/lib-liar.py" --dev sroce_a \
+	--gid-index "$(gid_index sroce_a 192.0.2.1)" --ip 192.0.2.1 \
+	--peer-ip 192.0.2.2 --netns b --ifname veth_b \
+	--dmac "$(na cat /sys/class/net/veth_a/address)" >"$out" 2>&1 || status=$?
+sed 's/^/  /' "$out"
+summary=$(tail -n 1 "$out")
+[[ $summary =~ ^([0-9]+)\ cases,\ 0\ mismatches$ ]] && ((status == 0)) ||
+	fail "lib-liar.py: $(grep MISMATCH "$out" | cut -d' ' -f1 | paste -sd, -) ($summary, status $status)"
+kernel_log_clean || fail "the kernel complained"
