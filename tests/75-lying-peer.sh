@@ -14,12 +14,14 @@
 # lib.sh's topology without sroce_b. tests/lib-liar.py connects a fresh
 # RC QP of sroce_a to the fake peer for each case (its docstrings say
 # exactly what each checks):
-#   - zcopy-linger: NAK, then at once an ACK of the whole 8 KiB WRITE,
-#     while the NAK's resends wait in a 300 ms netem qdisc on veth_a; the
-#     buffer is overwritten the moment the completion is polled: every
-#     packet the peer captures must carry the message's own bytes under a
-#     right ICRC (before 2026-11-28 the WQE completed at the ACK and the
-#     resends sent what was written next, sent from the MR's pages);
+#   - zcopy-linger: NAK, then an ACK of the whole 8 KiB WRITE while the
+#     NAK's resends wait in a 300 ms netem qdisc on veth_a (the ACK
+#     timeout, 1 s, resends nothing meanwhile); the buffer is overwritten
+#     the moment the completion is polled: every packet the peer captures
+#     must carry the message's own bytes under a right ICRC (before
+#     2026-11-28 the WQE completed at the ACK and the resends sent what
+#     was written next, sent from the MR's pages); over IPv4, then again
+#     over IPv6;
 #   - ack-ahead: an ACK of a 512-packet WRITE's last PSN before it was
 #     sent is dropped and counted (rx_drop_ghost); the WRITE completes
 #     only once all of it was sent (it used to complete at the ghost);
@@ -52,7 +54,9 @@ status=0
 python3 "$SROCE_TOP/tests/lib-liar.py" --dev sroce_a \
 	--gid-index "$(gid_index sroce_a 192.0.2.1)" --ip 192.0.2.1 \
 	--peer-ip 192.0.2.2 --netns b --ifname veth_b \
-	--dmac "$(na cat /sys/class/net/veth_a/address)" >"$out" 2>&1 || status=$?
+	--dmac "$(na cat /sys/class/net/veth_a/address)" --read-flight 1 \
+	--ipv6 2001:db8::1 2001:db8::2 "$(gid_index sroce_a 2001:db8::1)" \
+	>"$out" 2>&1 || status=$?
 sed 's/^/  /' "$out"
 summary=$(tail -n 1 "$out")
 [[ $summary =~ ^([0-9]+)\ cases,\ 0\ mismatches$ ]] && ((status == 0)) ||

@@ -4,7 +4,8 @@
 tests/lib-liar.py: a lying peer, for tests/75-lying-peer.sh.
 
     lib-liar.py --dev DEV --gid-index N --ip IP --peer-ip IP --netns NS
-                --ifname IF --dmac MAC [--only CASE]...
+                --ifname IF --dmac MAC [--read-flight N]
+                [--ipv6 IP PEER_IP GID_INDEX] [--only CASE]...
 
 A real RC QP on DEV (made by pyverbs through libsroce: a user QP, whose
 requests of 1 KiB and more send the MR's pages without a copy) is
@@ -23,6 +24,9 @@ mismatch. The cases (each on a fresh QP; their docstrings say more):
                   READ completes, and counts one packet in the flight
   read-implied-nak  an ACK past a READ whose responses stopped: the READ
                   asks again for the rest, and completes
+
+With --ipv6, zcopy-linger runs again (zcopy-linger-ipv6) between these
+IPv6 addresses: the ICRC covers another header.
 
 The verbs objects and packet helpers are lib-resperr.py's (Target, Row).
 """
@@ -115,12 +119,21 @@ def ack(t, psn, msn=1):
     return R.aeth_packet(t, psn & 0xffffff, P.AETH_ACK, msn)
 
 
-def post(t, wr_id, opcode, addr, length, lkey, remote=0x10000):
+def send_wr(wr_id, opcode, addr, length, lkey, remote=0x10000):
     wr = SendWR(wr_id=100 + wr_id, opcode=opcode, num_sge=1,
                 sg=[SGE(addr, length, lkey)], send_flags=e.IBV_SEND_SIGNALED)
     if opcode != e.IBV_WR_SEND:
         wr.set_wr_rdma(0x1234, remote)
-    t.qp.post_send(wr)
+    return wr
+
+
+def post(t, *wr):
+    t.qp.post_send(send_wr(*wr))
+
+
+def sent(args, c0, counter='tx_packets'):
+    """How much the device's counter has grown since counters c0."""
+    return R.counters(args.dev)[counter] - c0[counter]
 
 
 def flight(args):
@@ -134,11 +147,16 @@ def zcopy_linger(args, peer, t):
     with a 300 ms netem delay on the device's link. When its first packet
     reaches the peer, the peer sends a PSN sequence NAK at the first PSN
     (the requester queues all 8 again: they wait 300 ms in the qdisc)
-    and at once an ACK of the last PSN. The moment the WRITE's completion
-    is polled, the buffer is overwritten. Every packet of the message the
-    peer captures, first sends and resends, must carry the buffer's bytes
-    from before the completion, under a right ICRC; the completion is a
-    success; some resends must have come (or the case proves nothing).
+    and, as soon as the device counts them sent, an ACK of the last PSN.
+    The moment the WRITE's completion is polled, the buffer is
+    overwritten. Every packet of the message the peer captures, first
+    sends and resends, must carry the buffer's bytes from before the
+    completion, under a right ICRC; the completion is a success. The
+    case proves nothing unless resends came and every packet left from
+    the MR's pages (tx_zcopy). The local ACK timeout (1 s, longer than
+    the qdisc's delay) leaves the NAK the only cause of resends: with
+    a shorter one the timer resends first and the NAK, at a PSN already
+    being resent, asks for nothing new.
     """
     n = 8
     p1 = R.pattern(n * MTU, 0x31)
@@ -149,13 +167,18 @@ def zcopy_linger(args, peer, t):
                    check=True)
     problems, got = [], []
     try:
+        c0 = R.counters(args.dev)
         post(t, 1, e.IBV_WR_RDMA_WRITE, t.base, n * MTU, t.mr.lkey)
         end = time.monotonic() + 5
         while not any(f.psn == PSN0 for f in got) and time.monotonic() < end:
             got += frames(cap, 0.05)
-        if not got:
+        if not any(f.psn == PSN0 for f in got):
             return ['the WRITE never reached the peer']
         peer.send(R.aeth_packet(t, PSN0, P.AETH_NAK | P.NAK_SEQ, 0))
+        # An ACK before the resends are built would leave none to linger.
+        end = time.monotonic() + 0.5
+        while sent(args, c0) < 2 * n and time.monotonic() < end:
+            time.sleep(0.002)
         peer.send(ack(t, PSN0 + n - 1))
         t_ack = time.monotonic()
         wc, t_wc = None, None
@@ -179,16 +202,21 @@ def zcopy_linger(args, peer, t):
             if not f.icrc_ok or f.payload != p1[off:off + len(f.payload)]:
                 bad += 1
         resent = len(data) - n
-        print('  zcopy-linger: %d packets captured, %d resent, %d with '
-              'bytes not the message\'s or a wrong ICRC; completion %.0f ms '
-              'after the ACK' % (len(data), resent, bad,
-                                 ((t_wc or t_ack) - t_ack) * 1000))
+        zcopy = sent(args, c0, 'tx_zcopy')
+        print('  zcopy-linger to %s: %d packets captured, %d resent, %d '
+              'with bytes not the message\'s or a wrong ICRC, %d sent '
+              'zero-copy; completion %.0f ms after the ACK' %
+              (args.peer_ip, len(data), resent, bad, zcopy,
+               ((t_wc or t_ack) - t_ack) * 1000))
         if bad:
             problems.append('%d of %d packets carried bytes written after '
                             'the completion or a wrong ICRC' %
                             (bad, len(data)))
         if resent <= 0:
             problems.append('no resend came: the case proves nothing')
+        if zcopy < len(data):
+            problems.append('%d of %d packets sent zero-copy: the case '
+                            'proves nothing' % (zcopy, len(data)))
         return problems
     finally:
         subprocess.run(['ip', 'netns', 'exec', 'a', 'tc', 'qdisc', 'del',
@@ -253,15 +281,20 @@ def ack_ahead(args, peer, t):
 
 def dup_stale_ack(args, peer, t):
     """
-    Two 64-byte WRITEs. The peer ACKs the first: its completion comes.
-    Then it sends that ACK 20 times more, and an ACK 5 PSNs older than
-    anything sent: none may complete the second WRITE, resend or count
-    anything (local ACK timeout 4 s, so no timer fires meanwhile). Then
-    it ACKs the second, which completes.
+    Two 64-byte WRITEs, posted in one call. The peer ACKs the first:
+    its completion comes. Then it sends that ACK 20 times more, and an
+    ACK 5 PSNs older than anything sent: none may complete the second
+    WRITE, resend or count a NAK (local ACK timeout 4 s, so no timeout
+    meanwhile; a tail-loss probe of the unanswered second may come).
+    Then it ACKs the second, which completes. (Posted one at a time, the
+    second would wait for the first's ACK or the probe: a process that
+    posts to a QP with packets in flight rings no doorbell.)
     """
     peer.drain()
-    for i in (1, 2):
-        post(t, i, e.IBV_WR_RDMA_WRITE, t.base, 64, t.mr.lkey)
+    first = send_wr(1, e.IBV_WR_RDMA_WRITE, t.base, 64, t.mr.lkey)
+    second = send_wr(2, e.IBV_WR_RDMA_WRITE, t.base, 64, t.mr.lkey)
+    first.next_wr = second
+    t.qp.post_send(first)
     got = peer.receive(5, until=lambda g: len({r.psn for r in g}) >= 2)
     if len({r.psn for r in got}) < 2:
         return ['the WRITEs never reached the peer']
@@ -278,7 +311,7 @@ def dup_stale_ack(args, peer, t):
     problems = []
     if wcs:
         problems.append('duplicate and stale ACKs completed %s' % wcs)
-    for c in ('retransmits', 'seq_naks_rcvd', 'timeouts', 'tail_probes'):
+    for c in ('retransmits', 'seq_naks_rcvd', 'timeouts'):
         if c1[c] != c0[c]:
             problems.append('%s rose by %d' % (c, c1[c] - c0[c]))
     if t.state() != 'RTS':
@@ -326,6 +359,13 @@ def respond(t, peer, first, index, count, data, gap=0.0):
             time.sleep(gap)
 
 
+def post_read(t, peer, dst, n):
+    """A READ of n responses into dst: True once the peer has its request."""
+    peer.drain()
+    post(t, 1, e.IBV_WR_RDMA_READ, dst.buf, n * MTU, dst.lkey)
+    return bool(peer.receive(5, until=lambda g: len(g) >= 1))
+
+
 def trickle_read(args, peer, t):
     """
     A 64 KiB READ (64 responses), local ACK timeout 14 (67 ms). The peer
@@ -339,9 +379,7 @@ def trickle_read(args, peer, t):
     data = R.pattern(n * MTU, 0x5c)
     dst = MR(t.pd, n * MTU, e.IBV_ACCESS_LOCAL_WRITE)
     try:
-        peer.drain()
-        post(t, 1, e.IBV_WR_RDMA_READ, dst.buf, n * MTU, dst.lkey)
-        if not peer.receive(5, until=lambda g: len(g) >= 1):
+        if not post_read(t, peer, dst, n):
             return ['the READ request never reached the peer']
         respond(t, peer, PSN0, 0, n // 2, data, gap=0.045)
         counted = flight(args)
@@ -374,9 +412,7 @@ def read_implied_nak(args, peer, t):
     data = R.pattern(n * MTU, 0x6d)
     dst = MR(t.pd, n * MTU, e.IBV_ACCESS_LOCAL_WRITE)
     try:
-        peer.drain()
-        post(t, 1, e.IBV_WR_RDMA_READ, dst.buf, n * MTU, dst.lkey)
-        if not peer.receive(5, until=lambda g: len(g) >= 1):
+        if not post_read(t, peer, dst, n):
             return ['the READ request never reached the peer']
         respond(t, peer, PSN0, 0, 2, data)
         peer.send(ack(t, PSN0 + n - 1))
@@ -397,13 +433,14 @@ def read_implied_nak(args, peer, t):
 
 
 CASES = (
-    ('zcopy-linger', zcopy_linger, {}),
+    ('zcopy-linger', zcopy_linger, {'timeout': 18}),
     ('ack-ahead', ack_ahead, {}),
     ('dup-stale-ack', dup_stale_ack, {'timeout': 20}),
     ('silence', silence, {'timeout': 10, 'retry_cnt': 2}),
     ('trickle-read', trickle_read, {}),
     ('read-implied-nak', read_implied_nak, {}),
 )
+IPV6_CASES = ('zcopy-linger',)      # run again over IPv6 with --ipv6
 
 
 def main():
@@ -414,19 +451,28 @@ def main():
     p.add_argument('--gid-index', type=int, required=True)
     p.add_argument('--read-flight', type=int, default=1,
                    help='packets a READ may count in the flight')
+    p.add_argument('--ipv6', nargs=3, metavar=('IP', 'PEER_IP', 'GID_INDEX'),
+                   help='run %s again over IPv6' % ', '.join(IPV6_CASES))
     p.add_argument('--only', action='append', default=[])
     args = p.parse_args()
     peer = P.Peer(args.ifname, args.dmac, netns=args.netns)
     mem = R.Memory()
     bad = 0
-    cases = [c for c in CASES if not args.only or c[0] in args.only]
-    for name, fn, row in cases:
+    cases = [(name, fn, row, args) for name, fn, row in CASES
+             if not args.only or name in args.only]
+    if args.ipv6:
+        v6 = argparse.Namespace(**vars(args))
+        v6.ip, v6.peer_ip, v6.gid_index = args.ipv6[0], args.ipv6[1], \
+            int(args.ipv6[2])
+        cases += [(name + '-ipv6', fn, row, v6)
+                  for name, fn, row, _ in cases if name in IPV6_CASES]
+    for name, fn, row, a in cases:
         mem.fill()
         t = None
         try:
-            t = R.Target(args, peer, R.Row(name, 'rc', None, '', [], **row),
+            t = R.Target(a, peer, R.Row(name, 'rc', None, '', [], **row),
                          mem)
-            problems = fn(args, peer, t)
+            problems = fn(a, peer, t)
         except Exception as ex:         # a case that cannot run fails
             problems = ['%s: %s' % (type(ex).__name__, ex)]
         finally:
