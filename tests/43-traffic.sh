@@ -18,8 +18,12 @@
 #     zeros, then the header) and the RoCE packet type in wc.sl (0xa IPv4,
 #     0x9 IPv6), which UCX reads to find its address there. RC payloads
 #     of 1 KiB and more go out from the MRs' pages without a copy: both
-#     devices' tx_zcopy must grow; a second RC run with zcopy=0 copies
-#     every payload (tx_zcopy must not grow);
+#     devices' tx_zcopy must grow; the veth copies them as they cross
+#     (tx_zcopy_copied must grow) and each QP then copies for itself (at
+#     most 64 attached a device); on one device (ib_write_bw 64 KiB, both
+#     ends in netns a) every packet stays attached, none copied; a
+#     second RC run with zcopy=0 copies every payload (tx_zcopy must not
+#     grow);
 #   - then netem on both veths (loss 2%, reordering 10%, duplication 1%,
 #     1 ms delay), 4 QPs each: RC must still be exact; UC and UD run with
 #     --allow-loss (lost, duplicated, reordered messages are counted) and
@@ -65,14 +69,45 @@ topo_up
 log "clean link:"
 zc_a=$(counter sroce_a tx_zcopy)
 zc_b=$(counter sroce_b tx_zcopy)
+cp_a=$(counter sroce_a tx_zcopy_copied)
+cp_b=$(counter sroce_b tx_zcopy_copied)
 traffic "$tmp" --transport rc --qps 4 --ops 8000
 # RC payloads of 1 KiB and more leave from the MR's pages (module
-# parameter zcopy): the byte check above covered that path.
+# parameter zcopy): the byte check above covered that path. Over the
+# veth the kernel copies them all the same as they cross into the other
+# namespace (tx_zcopy_copied), and each QP then copies its payloads
+# itself: a few packets a QP attach, not the thousands the run sends.
 zc_a=$(($(counter sroce_a tx_zcopy) - zc_a))
 zc_b=$(($(counter sroce_b tx_zcopy) - zc_b))
+cp_a=$(($(counter sroce_a tx_zcopy_copied) - cp_a))
+cp_b=$(($(counter sroce_b tx_zcopy_copied) - cp_b))
 ((zc_a > 0 && zc_b > 0)) ||
 	fail "RC: no packet sent without a copy (tx_zcopy +$zc_a, +$zc_b)"
-log "  RC packets sent from the MRs' pages: $zc_a and $zc_b (tx_zcopy)"
+((cp_a > 0 && cp_b > 0)) ||
+	fail "RC: the veth copied no attached packet (tx_zcopy_copied +$cp_a, +$cp_b)"
+((zc_a <= 64 && zc_b <= 64)) ||
+	fail "RC: $zc_a and $zc_b packets attached over the veth: the QPs did not go on copying"
+log "  RC packets sent from the MRs' pages: $zc_a and $zc_b (tx_zcopy), copied by the veth: $cp_a and $cp_b"
+# On one device (both ends in netns a) nothing copies what is attached:
+# every packet of a 64 KiB ib_write_bw stays zero-copy.
+zc_a=$(counter sroce_a tx_zcopy)
+cp_a=$(counter sroce_a tx_zcopy_copied)
+ga=$(gid_index sroce_a 192.0.2.1)
+na timeout "$(scaled 60)" ib_write_bw -d sroce_a -x "$ga" -s 65536 -n 200 \
+	>"$tmp/lo-s" 2>&1 &
+lo_pid=$!
+wait_server 10 "$lo_pid" ns_listening a 18515 || fail "ib_write_bw server: $(cat "$tmp/lo-s")"
+na timeout "$(scaled 60)" ib_write_bw -d sroce_a -x "$ga" -s 65536 -n 200 192.0.2.1 \
+	>"$tmp/lo-c" 2>&1 || fail "ib_write_bw on one device: $(cat "$tmp/lo-c")"
+wait "$lo_pid" || fail "ib_write_bw server on one device: $(cat "$tmp/lo-s")"
+zc_a=$(($(counter sroce_a tx_zcopy) - zc_a))
+cp_a=$(($(counter sroce_a tx_zcopy_copied) - cp_a))
+mtu=$(ibv_devinfo -d sroce_a | sed -n 's/.*active_mtu:[^(]*(\([0-9]*\)).*/\1/p')
+mtu=$((128 << ${mtu:-3}))
+log "  one device: $zc_a packets of 64 KiB WRITEs attached (MTU $mtu), $cp_a copied"
+((cp_a == 0)) || fail "one device: the kernel copied $cp_a attached packets"
+((zc_a >= 200 * 65536 / mtu)) ||
+	fail "one device: only $zc_a packets attached for 200 WRITEs of 64 KiB"
 zc_min=$(</sys/module/sroce/parameters/zcopy)
 echo 0 >/sys/module/sroce/parameters/zcopy
 zc_a=$(counter sroce_a tx_zcopy)

@@ -14,7 +14,9 @@
 # lib.sh's topology without sroce_b. tests/lib-liar.py connects a fresh
 # RC QP of sroce_a to the fake peer for each case (its docstrings say
 # exactly what each checks):
-#   - zcopy-linger: NAK, then an ACK of the whole 8 KiB WRITE while the
+#   - zcopy-linger: NAK (as soon as the WRITE's 8 packets are counted
+#     sent, before any crossed the veth, which would copy it and make the
+#     QP copy from then on), then an ACK of the whole 8 KiB WRITE while the
 #     NAK's resends wait in a 300 ms netem qdisc on veth_a (the ACK
 #     timeout, 1 s, resends nothing meanwhile); the buffer is overwritten
 #     the moment the completion is polled: every packet the peer captures

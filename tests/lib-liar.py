@@ -144,10 +144,14 @@ def flight(args):
 def zcopy_linger(args, peer, t):
     """
     An 8 KiB RDMA WRITE (8 packets of 1 KiB, sent from the MR's pages),
-    with a 300 ms netem delay on the device's link. When its first packet
-    reaches the peer, the peer sends a PSN sequence NAK at the first PSN
-    (the requester queues all 8 again: they wait 300 ms in the qdisc)
-    and, as soon as the device counts them sent, an ACK of the last PSN.
+    with a 300 ms netem delay on the device's link. As soon as the device
+    counts the 8 sent (they wait in the qdisc), the peer sends a PSN
+    sequence NAK at the first PSN, a lie (it has received nothing yet):
+    the requester queues all 8 again, behind the first ones; and as soon
+    as the device counts those sent, an ACK of the last PSN. The NAK
+    comes before any packet crossed the veth: one that crossed would
+    have been copied into the peer's namespace (skb_orphan_frags_rx()),
+    and the QP would copy its resends itself from then on (zcopy.c).
     The moment the WRITE's completion is polled, the buffer is
     overwritten. Every packet of the message the peer captures, first
     sends and resends, must carry the buffer's bytes from before the
@@ -169,11 +173,11 @@ def zcopy_linger(args, peer, t):
     try:
         c0 = R.counters(args.dev)
         post(t, 1, e.IBV_WR_RDMA_WRITE, t.base, n * MTU, t.mr.lkey)
-        end = time.monotonic() + 5
-        while not any(f.psn == PSN0 for f in got) and time.monotonic() < end:
-            got += frames(cap, 0.05)
-        if not any(f.psn == PSN0 for f in got):
-            return ['the WRITE never reached the peer']
+        end = time.monotonic() + 0.2
+        while sent(args, c0) < n and time.monotonic() < end:
+            time.sleep(0.002)
+        if sent(args, c0) < n:
+            return ['the WRITE was not sent within 200 ms']
         peer.send(R.aeth_packet(t, PSN0, P.AETH_NAK | P.NAK_SEQ, 0))
         # An ACK before the resends are built would leave none to linger.
         end = time.monotonic() + 0.5

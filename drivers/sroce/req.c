@@ -1355,6 +1355,7 @@ void sroce_req_reset(struct sroce_qp *qp)
 	flight_count(qp, 0);
 	req->ackreq_last = false;
 	req->ack_now = false;
+	WRITE_ONCE(req->zcopy_copied, false);
 	clear_bit(SROCE_QP_EV_TIMEOUT, &qp->events);
 	clear_bit(SROCE_QP_EV_RNR, &qp->events);
 }
@@ -1390,6 +1391,8 @@ void sroce_req_start(struct sroce_qp *qp)
 	req->backoff = 0;
 	window_reset(req);
 	probe_reset(req, req->psn);
+	/* A path to try attaching on again (zcopy.c). */
+	WRITE_ONCE(req->zcopy_copied, false);
 }
 
 /**
@@ -1412,6 +1415,7 @@ void sroce_req_update(struct sroce_qp *qp, int mask)
 	}
 	/* A new path: its round trip is not the old one's. */
 	if (mask & IB_QP_AV) {
+		WRITE_ONCE(req->zcopy_copied, false);
 		req->srtt_us = 0;
 		req->rttvar_us = 0;
 		req->rtt_busy = false;

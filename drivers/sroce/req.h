@@ -141,6 +141,9 @@ struct sroce_swqe {
  * @ack_now: the next packet is to ask for one (the device's bound)
  * @zcopy_live: WQEs whose zero-copy count has not yet fallen (zcopy.c);
  *		the QP is not freed before it is zero
+ * @zcopy_copied: the network stack copied a packet's attached pages
+ *		  (zcopy.c): the QP copies its payloads itself until its path
+ *		  is set again; written by the stack's callbacks, any context
  *
  * Everything but the timers and @resp_pkts belongs to @task: only the
  * running engine touches it (see task.c).
@@ -186,6 +189,7 @@ struct sroce_req {
 	bool ackreq_last;
 	bool ack_now;
 	atomic_t zcopy_live;
+	bool zcopy_copied;
 };
 
 /**

@@ -38,6 +38,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	[SROCE_STAT_TAIL_PROBES].name = "tail_probes",
 	[SROCE_STAT_FLIGHT_HOLDS].name = "flight_holds",
 	[SROCE_STAT_TX_ZCOPY].name = "tx_zcopy",
+	[SROCE_STAT_TX_ZCOPY_COPIED].name = "tx_zcopy_copied",
 };
 
 static_assert(ARRAY_SIZE(sroce_stat_descs) == SROCE_NUM_STATS);

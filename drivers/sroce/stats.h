@@ -49,6 +49,9 @@
  *	unacknowledged packets as module parameter "flight" allows
  * @SROCE_STAT_TX_ZCOPY: packets built with their payload attached from the
  *	MR's pages rather than copied (module parameter "zcopy")
+ * @SROCE_STAT_TX_ZCOPY_COPIED: such packets whose pages the network stack
+ *	copied all the same (forwarded into another namespace, as over a
+ *	veth); the QP then copies its payloads itself (zcopy.c)
  * @SROCE_NUM_STATS: number of counters
  */
 enum sroce_stat {
@@ -80,6 +83,7 @@ enum sroce_stat {
 	SROCE_STAT_TAIL_PROBES,
 	SROCE_STAT_FLIGHT_HOLDS,
 	SROCE_STAT_TX_ZCOPY,
+	SROCE_STAT_TX_ZCOPY_COPIED,
 	SROCE_NUM_STATS,
 };
 

@@ -25,6 +25,15 @@
  * WQE's completion only then (sroce_zcopy_busy()); the callback that
  * drops the last count runs the send engine again.
  *
+ * Where the stack copies the fragments anyway (a packet forwarded into
+ * another namespace's receive path, as over a veth, or looped back:
+ * skb_orphan_frags_rx()), attaching costs more than sroce's own copy
+ * into the packet: the stack allocates pages and copies, and the WQE's
+ * completion waits for it. The callback says so (as MSG_ZEROCOPY reports
+ * SO_EE_CODE_ZEROCOPY_COPIED to a process), and the QP then copies its
+ * payloads itself until its path is set again (RTS, or a new path in
+ * SQD), which sroce_req_start() and sroce_req_update() do.
+ *
  * A QP leaves no packet behind that could call back into it: entering
  * RESET and destroy wait until every count of every WQE has fallen
  * (sroce_zcopy_drain()), so the QP, and the module, outlive its packets.
@@ -33,6 +42,7 @@
 #include <linux/wait_bit.h>
 
 #include "compat.h"
+#include "device.h"
 #include "qp.h"
 #include "req.h"
 #include "zcopy.h"
@@ -51,7 +61,8 @@ MODULE_PARM_DESC(zcopy, "Least payload, in bytes, that a user QP's RC request se
  * user QP's RC or XRC request: only a reliable QP's WQE waits for an
  * acknowledgment, so only there does finishing a WQE come after its
  * packets were built, and only a user MR's pages are attached (kernel
- * users' memory is copied, sroce_mr_attach()).
+ * users' memory is copied, sroce_mr_attach()). Not once the stack copied
+ * a packet's pages on the QP's path (see the top of this file).
  *
  * Return: true to attach.
  */
@@ -61,7 +72,7 @@ bool sroce_zcopy_ok(const struct sroce_qp *qp, const struct sroce_swqe *s,
 	u32 min = READ_ONCE(sroce_zcopy_min);
 
 	return min && paylen >= min && s->num_sge && qp->ibqp.uobject &&
-	       sroce_qp_is_reliable(qp);
+	       sroce_qp_is_reliable(qp) && !READ_ONCE(qp->req.zcopy_copied);
 }
 
 /* The last count fell: the WQE may complete. @zc is not touched after. */
@@ -77,12 +88,21 @@ static void zcopy_done(struct sroce_zcopy *zc)
 		wake_up_var(&qp->req.zcopy_live);
 }
 
-/* ubuf_info's completion: a packet was freed, or its fragments copied. */
+/*
+ * ubuf_info's completion: a packet was freed (@success), or its fragments
+ * copied. A copy says that attaching gains nothing on this path.
+ */
 static void zcopy_complete(struct sk_buff *skb, struct ubuf_info *ubuf,
 			   bool success)
 {
 	struct sroce_zcopy *zc = container_of(ubuf, struct sroce_zcopy, ubuf);
 
+	if (!success) {
+		sroce_stats_add(&to_sdev(zc->qp->ibqp.device)->stats,
+				SROCE_STAT_TX_ZCOPY_COPIED, 1);
+		if (!READ_ONCE(zc->qp->req.zcopy_copied))
+			WRITE_ONCE(zc->qp->req.zcopy_copied, true);
+	}
 	if (refcount_dec_and_test(&ubuf->refcnt))
 		zcopy_done(zc);
 }
