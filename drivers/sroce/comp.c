@@ -121,10 +121,12 @@ bool sroce_comp_complete(struct sroce_qp *qp)
 	bool freed = false;
 	struct sroce_swqe *s;
 
+	WRITE_ONCE(req->zcopy_waiting, false);
 	while (qp->sq.cons != req->next) {
 		s = sroce_req_swqe(qp, qp->sq.cons);
 		/* A packet still carrying its pages runs us when it goes. */
-		if (s->state != SROCE_SWQE_DONE || sroce_zcopy_busy(&s->zcopy))
+		if (s->state != SROCE_SWQE_DONE ||
+		    sroce_zcopy_wait(qp, &s->zcopy))
 			break;
 		if (sroce_wr_is_rd_atomic(s->opcode)) {
 			req->rd_atomic--;
@@ -182,7 +184,7 @@ bool sroce_comp_flush(struct sroce_qp *qp)
 		s = sroce_req_swqe(qp, qp->sq.cons);
 		/* Not before its last packet has gone (zcopy.c), which runs us. */
 		sroce_zcopy_release(&s->zcopy);
-		if (sroce_zcopy_busy(&s->zcopy))
+		if (sroce_zcopy_wait(qp, &s->zcopy))
 			return false;
 		status = s->state == SROCE_SWQE_DONE &&
 			 s->status != IB_WC_SUCCESS ? s->status :

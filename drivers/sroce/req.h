@@ -144,6 +144,8 @@ struct sroce_swqe {
  * @zcopy_copied: the network stack copied a packet's attached pages
  *		  (zcopy.c): the QP copies its payloads itself until its path
  *		  is set again; written by the stack's callbacks, any context
+ * @zcopy_waiting: the completer stopped at a WQE whose packets still hold
+ *		   its pages: the last one's release runs the engine (zcopy.c)
  *
  * Everything but the timers and @resp_pkts belongs to @task: only the
  * running engine touches it (see task.c).
@@ -190,6 +192,7 @@ struct sroce_req {
 	bool ack_now;
 	atomic_t zcopy_live;
 	bool zcopy_copied;
+	bool zcopy_waiting;
 };
 
 /**

@@ -22,8 +22,8 @@
  * finished (acknowledged, failed or flushed, sroce_zcopy_release()), so
  * that the last count, and @done with it, falls only when both the WQE
  * is finished and its last packet is gone. The completer writes the
- * WQE's completion only then (sroce_zcopy_busy()); the callback that
- * drops the last count runs the send engine again.
+ * WQE's completion only then (sroce_zcopy_wait()); the callback that
+ * drops the last count runs the send engine again if it waits.
  *
  * Where the stack copies the fragments anyway (a packet forwarded into
  * another namespace's receive path, as over a veth, or looped back:
@@ -75,14 +75,21 @@ bool sroce_zcopy_ok(const struct sroce_qp *qp, const struct sroce_swqe *s,
 	       sroce_qp_is_reliable(qp) && !READ_ONCE(qp->req.zcopy_copied);
 }
 
-/* The last count fell: the WQE may complete. @zc is not touched after. */
+/*
+ * The last count fell: the WQE may complete. @zc is not touched after.
+ * The engine runs again only if the completer waits for it: mostly the
+ * packet is gone before the acknowledgment comes, and an engine run for
+ * each WQE would cost more than the copy it saves.
+ */
 static void zcopy_done(struct sroce_zcopy *zc)
 {
 	struct sroce_qp *qp = zc->qp;
 
-	/* Pairs with sroce_zcopy_busy(): the slot may be reused from here. */
+	/* Pairs with zcopy_busy(): the slot may be reused from here. */
 	smp_store_release(&zc->done, true);
-	sroce_task_sched(&qp->req.task);
+	smp_mb();	/* done before waiting: pairs with sroce_zcopy_wait() */
+	if (READ_ONCE(qp->req.zcopy_waiting))
+		sroce_task_sched(&qp->req.task);
 	/* The QP stays until this falls to zero (sroce_zcopy_drain()). */
 	if (atomic_dec_and_test(&qp->req.zcopy_live))
 		wake_up_var(&qp->req.zcopy_live);
@@ -153,17 +160,30 @@ void sroce_zcopy_release(struct sroce_zcopy *zc)
 		zcopy_done(zc);
 }
 
-/**
- * sroce_zcopy_busy() - does a packet still hold a finished WQE's pages?
- * @zc: its zero-copy state, released
- *
- * Return: true while one does: its completion must wait (the last
- * packet's release runs the engine again).
- */
-bool sroce_zcopy_busy(const struct sroce_zcopy *zc)
+/* Does a packet still hold a finished WQE's pages? */
+static bool zcopy_busy(const struct sroce_zcopy *zc)
 {
 	/* Pairs with zcopy_done(): nothing of it reads the slot after. */
 	return zc->armed && !smp_load_acquire(&zc->done);
+}
+
+/**
+ * sroce_zcopy_wait() - may the completer go past a finished WQE?
+ * @qp: the QP; called by its send engine
+ * @zc: the WQE's zero-copy state, released
+ *
+ * If a packet still holds the WQE's pages, asks for its release to run
+ * the engine again.
+ *
+ * Return: true while a packet holds them: the completer stops here.
+ */
+bool sroce_zcopy_wait(struct sroce_qp *qp, const struct sroce_zcopy *zc)
+{
+	if (!zcopy_busy(zc))
+		return false;
+	WRITE_ONCE(qp->req.zcopy_waiting, true);
+	smp_mb();	/* waiting before done: pairs with zcopy_done() */
+	return zcopy_busy(zc);
 }
 
 /**

@@ -33,7 +33,7 @@ bool sroce_zcopy_ok(const struct sroce_qp *qp, const struct sroce_swqe *s,
 void sroce_zcopy_attach(struct sroce_qp *qp, struct sroce_zcopy *zc,
 			struct sk_buff *skb);
 void sroce_zcopy_release(struct sroce_zcopy *zc);
-bool sroce_zcopy_busy(const struct sroce_zcopy *zc);
+bool sroce_zcopy_wait(struct sroce_qp *qp, const struct sroce_zcopy *zc);
 void sroce_zcopy_drain(struct sroce_qp *qp);
 
 #endif /* SROCE_ZCOPY_H */
