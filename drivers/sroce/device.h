@@ -105,12 +105,12 @@ static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)
 	return container_of(ibdev, struct sroce_dev, ibdev);
 }
 
-int sroce_dev_add(const char *name, struct net_device *ndev);
 struct sroce_dev *sroce_dev_get_by_netdev(struct net_device *ndev);
 struct sroce_dev *sroce_dev_find_rcu(const struct net_device *ndev);
-void sroce_dev_remove_all(void);
-void sroce_dev_detach_net(struct net *net);
-void sroce_dev_netdev_gone(struct net_device *ndev);
+struct sroce_dev *sroce_dev_find_locked(const struct net_device *ndev);
+void sroce_dev_list_add(struct sroce_dev *sdev);
+void sroce_dev_list_del(struct sroce_dev *sdev);
+struct sroce_dev *sroce_dev_next_locked(struct sroce_dev *prev);
 void sroce_dev_port_update(struct sroce_dev *sdev);
 void sroce_dev_mtu_update(struct sroce_dev *sdev);
 int sroce_dev_obj_get(struct sroce_dev *sdev, enum sroce_obj kind);

@@ -57,9 +57,7 @@
 #include "compat.h"
 #include "device.h"
 #include "fault.h"
-#include "net.h"
 #include "pkt.h"
-#include "recv.h"
 
 #define SROCE_FAULT_MAX_DELAY_US	10000
 
@@ -76,6 +74,8 @@ static const char *const fault_names[SROCE_FAULT_NUM] = {
 };
 
 static struct dentry *fault_root;
+/* Set once at module load, before any device exists. */
+static const struct sroce_fault_ops *ops;
 
 /* Run every engine in its tasklet when false (task.c). */
 bool sroce_fault_engines_inline = true;
@@ -168,8 +168,8 @@ static void release_held(struct timer_list *t)
 	struct sroce_dev *sdev = timer_container_of(sdev, t, fault.timer);
 
 	rcu_read_lock();
-	deliver_then_held(sdev, NULL, &sdev->fault.held_tx, sroce_net_output);
-	deliver_then_held(sdev, NULL, &sdev->fault.held_rx, sroce_recv_again);
+	deliver_then_held(sdev, NULL, &sdev->fault.held_tx, ops->output);
+	deliver_then_held(sdev, NULL, &sdev->fault.held_rx, ops->input);
 	rcu_read_unlock();
 }
 
@@ -190,8 +190,9 @@ bool sroce_fault_alloc(struct sroce_dev *sdev)
  * @skb: the packet, from its IP header on, ICRC computed and route set
  * @loop: it goes to a device of this host, without ICRC
  *
- * May send a copy first (sroce_net_output()), damage the packet, or take
- * it: drop it, hold it back, or send it and then what it overtook.
+ * May send a copy first (the output of the fault ops), damage the
+ * packet, or take it: drop it, hold it back, or send it and then what it
+ * overtook.
  *
  * Context: bottom halves disabled, in an RCU read-side section.
  * Return: what the caller does with @skb.
@@ -217,7 +218,7 @@ enum sroce_fault_verdict sroce_fault_tx(struct sroce_dev *sdev,
 	if (!loop && strikes(sdev, SROCE_FAULT_TX_DUP)) {
 		copy = skb_copy(skb, GFP_ATOMIC);
 		if (copy)
-			sroce_net_output(sdev, copy);
+			ops->output(sdev, copy);
 	}
 	if (!loop && strikes(sdev, SROCE_FAULT_TX_REORDER)) {
 		hold(sdev, skb, &sdev->fault.held_tx);
@@ -226,7 +227,7 @@ enum sroce_fault_verdict sroce_fault_tx(struct sroce_dev *sdev,
 	/* A loopback packet has no route of its own: it passes nothing. */
 	if (loop || skb_queue_empty_lockless(&sdev->fault.held_tx))
 		return SROCE_FAULT_PASS;
-	deliver_then_held(sdev, skb, &sdev->fault.held_tx, sroce_net_output);
+	deliver_then_held(sdev, skb, &sdev->fault.held_tx, ops->output);
 	return SROCE_FAULT_TAKEN;
 }
 
@@ -235,9 +236,9 @@ enum sroce_fault_verdict sroce_fault_tx(struct sroce_dev *sdev,
  * @sdev: the receiving device
  * @skb: the packet, skb->data at its BTH, sroce_pkt(skb)->loopback set
  *
- * May hand a copy to sroce_recv_again() first, damage the packet, or
- * take it: drop it, hold it back, or take it in and then what it
- * overtook.
+ * May hand a copy to the input of the fault ops first, damage the
+ * packet, or take it: drop it, hold it back, or take it in and then what
+ * it overtook.
  *
  * Context: bottom halves disabled, in an RCU read-side section.
  * Return: what the caller does with @skb.
@@ -258,7 +259,7 @@ enum sroce_fault_verdict sroce_fault_rx(struct sroce_dev *sdev,
 	if (strikes(sdev, SROCE_FAULT_RX_DUP)) {
 		copy = skb_copy(skb, GFP_ATOMIC);
 		if (copy)
-			sroce_recv_again(sdev, copy);
+			ops->input(sdev, copy);
 	}
 	if (!loop && strikes(sdev, SROCE_FAULT_RX_REORDER)) {
 		hold(sdev, skb, &sdev->fault.held_rx);
@@ -266,7 +267,7 @@ enum sroce_fault_verdict sroce_fault_rx(struct sroce_dev *sdev,
 	}
 	if (loop || skb_queue_empty_lockless(&sdev->fault.held_rx))
 		return SROCE_FAULT_PASS;
-	deliver_then_held(sdev, skb, &sdev->fault.held_rx, sroce_recv_again);
+	deliver_then_held(sdev, skb, &sdev->fault.held_rx, ops->input);
 	return SROCE_FAULT_TAKEN;
 }
 
@@ -368,9 +369,13 @@ void sroce_fault_fini(struct sroce_dev *sdev)
 
 /**
  * sroce_fault_module_init() - the module's debugfs directory and knobs
+ * @fops: where packets go that a fault sends again, duplicates or held
+ *	  back: the same paths as the packets that pass (net.c's output,
+ *	  recv.c's input); fault.c itself calls nothing above it
  */
-void sroce_fault_module_init(void)
+void sroce_fault_module_init(const struct sroce_fault_ops *fops)
 {
+	ops = fops;
 	fault_root = debugfs_create_dir("sroce", NULL);
 	debugfs_create_bool("engines_inline", 0600, fault_root,
 			    &sroce_fault_engines_inline);

@@ -90,7 +90,17 @@ enum sroce_fault_verdict sroce_fault_tx(struct sroce_dev *sdev,
 					struct sk_buff *skb, bool loop);
 enum sroce_fault_verdict sroce_fault_rx(struct sroce_dev *sdev,
 					struct sk_buff *skb);
-void sroce_fault_module_init(void);
+/**
+ * struct sroce_fault_ops - where fault injection delivers packets
+ * @output: send a packet, IP header on, as one that passed sroce_fault_tx()
+ * @input: take a packet in, as one that passed sroce_fault_rx()
+ */
+struct sroce_fault_ops {
+	void (*output)(struct sroce_dev *sdev, struct sk_buff *skb);
+	void (*input)(struct sroce_dev *sdev, struct sk_buff *skb);
+};
+
+void sroce_fault_module_init(const struct sroce_fault_ops *fops);
 void sroce_fault_module_exit(void);
 
 extern bool sroce_fault_engines_inline;

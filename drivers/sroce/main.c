@@ -16,8 +16,11 @@
 #include "device.h"
 #include "fault.h"
 #include "icrc.h"
+#include "net.h"
 #include "opcode.h"
+#include "recv.h"
 #include "socket.h"
+#include "verbs.h"
 
 /*
  * The netdev notifier: the device follows its netdev's state, and goes
@@ -30,7 +33,7 @@ static int sroce_netdev_event(struct notifier_block *nb, unsigned long event,
 	struct sroce_dev *sdev;
 
 	if (event == NETDEV_UNREGISTER) {
-		sroce_dev_netdev_gone(ndev);
+		sroce_verbs_netdev_gone(ndev);
 		return NOTIFY_OK;
 	}
 
@@ -57,9 +60,15 @@ static struct notifier_block sroce_netdev_notifier = {
 	.notifier_call = sroce_netdev_event,
 };
 
+/* Fault injection re-sends and re-receives through the real paths. */
+static const struct sroce_fault_ops sroce_fault_deliver = {
+	.output = sroce_net_output,
+	.input = sroce_recv_again,
+};
+
 static struct rdma_link_ops sroce_link_ops = {
 	.type = "sroce",
-	.newlink = sroce_dev_add,
+	.newlink = sroce_verbs_add,
 };
 
 static int __init sroce_init(void)
@@ -68,7 +77,7 @@ static int __init sroce_init(void)
 
 	sroce_opcode_init();
 	sroce_icrc_init();
-	sroce_fault_module_init();
+	sroce_fault_module_init(&sroce_fault_deliver);
 	err = sroce_socket_init();
 	if (err)
 		goto err_fault;
@@ -89,7 +98,7 @@ err_fault:
 static void __exit sroce_exit(void)
 {
 	rdma_link_unregister(&sroce_link_ops);
-	sroce_dev_remove_all();
+	sroce_verbs_remove_all();
 	unregister_netdevice_notifier(&sroce_netdev_notifier);
 	sroce_socket_exit();
 	sroce_fault_module_exit();

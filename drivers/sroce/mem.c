@@ -2,8 +2,9 @@
 /*
  * DOC: Memory access
  *
- * The data path reaches registered memory only through this file. A key
- * is looked up in the device's key table under the table's lock and the
+ * The data path reaches registered memory only through this file (sgl.c
+ * walks a local scatter/gather list through it). A key is looked up in
+ * the device's key table (key.c) under the table's lock and the
  * MR is referenced for the duration of one access; deregistration
  * unpublishes the key and waits for those references (mr.c). Every access
  * is checked first (IBA 10.6.3: the MR's PD is the QP's, its
@@ -18,7 +19,7 @@
  *
  * A packet's payload from a user MR may go out without a copy: the pages
  * themselves are attached to the packet as fragments, each referenced
- * until the packet is freed (sroce_mr_attach()), so that a deregistration
+ * until the packet is freed (sroce_mem_attach()), so that a deregistration
  * meanwhile frees nothing the packet still points at.
  */
 #include <linux/highmem.h>
@@ -26,53 +27,10 @@
 
 #include "device.h"
 #include "fault.h"
+#include "key.h"
 #include "mem.h"
 #include "mr.h"
 #include "mw.h"
-
-/* The MR @key names, referenced; the caller holds the key table's lock. */
-static struct sroce_mr *mr_get_locked(struct sroce_dev *sdev, u32 key)
-{
-	void *entry = xa_load(&sdev->keys, key >> 8);
-	struct sroce_mr *mr;
-
-	lockdep_assert_held(&sdev->keys.xa_lock);
-	if (!entry || xa_pointer_tag(entry) != SROCE_KEY_MR)
-		return NULL;
-	mr = xa_untag_pointer(entry);
-	if (mr->key != key || !refcount_inc_not_zero(&mr->ref))
-		return NULL;
-	return mr;
-}
-
-/**
- * sroce_mr_get() - the MR a key names, referenced
- * @sdev: the device
- * @key: an lkey or rkey
- *
- * Context: process or softirq, interrupts enabled (the key table's lock
- * is taken with xa_lock_bh()).
- * Return: the MR, or NULL when no registered MR has exactly this key.
- */
-struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key)
-{
-	struct sroce_mr *mr;
-
-	xa_lock_bh(&sdev->keys);
-	mr = mr_get_locked(sdev, key);
-	xa_unlock_bh(&sdev->keys);
-	return mr;
-}
-
-/**
- * sroce_mr_put() - drop a reference from sroce_mr_get()
- * @mr: the MR
- */
-void sroce_mr_put(struct sroce_mr *mr)
-{
-	if (refcount_dec_and_test(&mr->ref))
-		complete(&mr->released);
-}
 
 /**
  * sroce_mem_get_local() - check a local access and find its MR
@@ -83,7 +41,7 @@ void sroce_mr_put(struct sroce_mr *mr)
  * @len: bytes
  * @access: the IB_ACCESS_LOCAL_WRITE right, or 0 for a read
  * @gen: set to the registration the access was checked against, for the
- *	 copy (sroce_mr_copy_in() and the others)
+ *	 copy (sroce_mem_copy_in() and the others)
  *
  * The key and the check are taken under the key table's lock, as for a
  * remote access: an invalidation and a REG_MR (both under that lock) fall
@@ -101,7 +59,7 @@ struct sroce_mr *sroce_mem_get_local(struct sroce_dev *sdev, struct ib_pd *pd,
 	struct sroce_mr *mr;
 
 	xa_lock_bh(&sdev->keys);
-	mr = mr_get_locked(sdev, lkey);
+	mr = sroce_key_get_mr_locked(sdev, lkey);
 	if (mr && sroce_mr_check(mr, pd, iova, len, access)) {
 		sroce_mr_put(mr);
 		mr = NULL;
@@ -151,7 +109,7 @@ struct sroce_mr *sroce_mem_get_remote(struct sroce_dev *sdev,
 		}
 		goto out;
 	}
-	mr = mr_get_locked(sdev, rkey);
+	mr = sroce_key_get_mr_locked(sdev, rkey);
 	if (mr && sroce_mr_check(mr, pd, va, len, access)) {
 		sroce_mr_put(mr);
 		mr = NULL;
@@ -203,46 +161,6 @@ int sroce_mem_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 qpn,
 	}
 	xa_unlock_bh(&sdev->keys);
 	return err;
-}
-
-/**
- * sroce_mr_check() - may this access use this MR?
- * @mr: the MR
- * @pd: the PD of the QP making the access
- * @iova: first byte
- * @len: bytes; 0 checks no range
- * @access: IB_ACCESS_* rights needed (0 for a local read)
- *
- * Return: 0, or -EACCES for a PD mismatch, missing rights, an MR that maps
- * nothing, or a range outside the MR.
- */
-int sroce_mr_check(struct sroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
-		   int access)
-{
-	u64 end, start, size;
-
-	/* A rereg may change both meanwhile (mr.c). */
-	if (READ_ONCE(mr->ibmr.pd) != pd ||
-	    (READ_ONCE(mr->access) & access) != access)
-		return -EACCES;
-	if (mr->type == SROCE_MR_DMA)
-		return 0;
-	if (mr->type == SROCE_MR_FAST) {
-		/* The registered translation, not the consumer's next one. */
-		if (!smp_load_acquire(&mr->valid))
-			return -EACCES;
-		start = READ_ONCE(mr->reg_iova);
-		size = READ_ONCE(mr->reg_length);
-	} else {
-		start = mr->ibmr.iova;
-		size = mr->ibmr.length;
-	}
-	if (!len)
-		return 0;
-	if (check_add_overflow(iova, len, &end) || iova < start ||
-	    end > start + size)
-		return -EACCES;
-	return 0;
 }
 
 /*
@@ -341,7 +259,7 @@ static void unmap_chunk(struct sroce_mr *mr, void *addr)
 }
 
 /**
- * sroce_mr_copy_in() - copy packet data into an MR
+ * sroce_mem_copy_in() - copy packet data into an MR
  * @mr: the MR; the range was checked (sroce_mem_get_remote())
  * @gen: the registration it was checked against
  * @iova: destination
@@ -363,8 +281,8 @@ static void unmap_chunk(struct sroce_mr *mr, void *addr)
  * Return: true, or false when a fast-registration MR was invalidated or
  * registered anew since the check: what was not placed by then is not.
  */
-bool sroce_mr_copy_in(struct sroce_mr *mr, u32 gen, u64 iova,
-		      const struct sk_buff *skb, unsigned int off, u32 len)
+bool sroce_mem_copy_in(struct sroce_mr *mr, u32 gen, u64 iova,
+		       const struct sk_buff *skb, unsigned int off, u32 len)
 {
 	bool placed = true;
 	u32 chunk;
@@ -390,18 +308,18 @@ bool sroce_mr_copy_in(struct sroce_mr *mr, u32 gen, u64 iova,
 }
 
 /**
- * sroce_mr_copy_out() - copy data out of an MR
+ * sroce_mem_copy_out() - copy data out of an MR
  * @mr: the MR; the range was checked (sroce_mem_get_remote())
  * @gen: the registration it was checked against
  * @iova: source
  * @buf: destination
  * @len: bytes
  *
- * Return: true, or false as sroce_mr_copy_in(): @buf then holds zeros
+ * Return: true, or false as sroce_mem_copy_in(): @buf then holds zeros
  * where the memory was not read, never another registration's bytes.
  */
-bool sroce_mr_copy_out(struct sroce_mr *mr, u32 gen, u64 iova, void *buf,
-		       u32 len)
+bool sroce_mem_copy_out(struct sroce_mr *mr, u32 gen, u64 iova, void *buf,
+			u32 len)
 {
 	bool copied = true;
 	u32 chunk;
@@ -424,7 +342,7 @@ bool sroce_mr_copy_out(struct sroce_mr *mr, u32 gen, u64 iova, void *buf,
 }
 
 /**
- * sroce_mr_attach() - attach MR memory to a packet, without copying it
+ * sroce_mem_attach() - attach MR memory to a packet, without copying it
  * @mr: the MR; the range was checked (sroce_mem_get_local() or _remote())
  * @iova: first byte
  * @len: bytes
@@ -440,8 +358,8 @@ bool sroce_mr_copy_out(struct sroce_mr *mr, u32 gen, u64 iova, void *buf,
  * Return: true, or false when @mr is not a user MR or @skb would need more
  * fragments than it has: nothing is attached then.
  */
-bool sroce_mr_attach(struct sroce_mr *mr, u64 iova, u32 len,
-		     struct sk_buff *skb, unsigned int room)
+bool sroce_mem_attach(struct sroce_mr *mr, u64 iova, u32 len,
+		      struct sk_buff *skb, unsigned int room)
 {
 	struct skb_shared_info *si = skb_shinfo(skb);
 	unsigned int pgoff, i = si->nr_frags;
@@ -467,9 +385,20 @@ bool sroce_mr_attach(struct sroce_mr *mr, u64 iova, u32 len,
 	return true;
 }
 
-/* As sroce_mr_copy_in(), from a kernel buffer, without the ordering. */
-static bool copy_in_buf(struct sroce_mr *mr, u32 gen, u64 iova,
-			const void *buf, u32 len)
+/**
+ * sroce_mem_copy_in_buf() - copy a kernel buffer into an MR
+ * @mr: the MR; the range was checked
+ * @gen: the registration it was checked against
+ * @iova: destination
+ * @buf: the data
+ * @len: bytes
+ *
+ * As sroce_mem_copy_in(), without its ordering of the last byte.
+ *
+ * Return: as sroce_mem_copy_in().
+ */
+bool sroce_mem_copy_in_buf(struct sroce_mr *mr, u32 gen, u64 iova,
+			   const void *buf, u32 len)
 {
 	bool placed = true;
 	u32 chunk;
@@ -506,7 +435,7 @@ static int u64_ok(const void *p, u32 chunk)
 }
 
 /**
- * sroce_mr_atomic() - compare-and-swap or fetch-and-add on an MR
+ * sroce_mem_atomic() - compare-and-swap or fetch-and-add on an MR
  * @mr: the MR; the range was checked
  * @gen: the registration it was checked against
  * @iova: the address
@@ -522,8 +451,8 @@ static int u64_ok(const void *p, u32 chunk)
  * memory, or -EACCES when the MR was registered anew since the check
  * (nothing is accessed then).
  */
-int sroce_mr_atomic(struct sroce_mr *mr, u32 gen, u64 iova, bool cmp_swap,
-		    u64 compare, u64 swap_add, u64 *orig)
+int sroce_mem_atomic(struct sroce_mr *mr, u32 gen, u64 iova, bool cmp_swap,
+		     u64 compare, u64 swap_add, u64 *orig)
 {
 	u32 chunk;
 	u64 *p;
@@ -542,7 +471,7 @@ int sroce_mr_atomic(struct sroce_mr *mr, u32 gen, u64 iova, bool cmp_swap,
 }
 
 /**
- * sroce_mr_atomic_write() - the 8-byte store of an ATOMIC WRITE
+ * sroce_mem_atomic_write() - the 8-byte store of an ATOMIC WRITE
  * @mr: the MR; the range was checked
  * @gen: the registration it was checked against
  * @iova: the address
@@ -550,9 +479,9 @@ int sroce_mr_atomic(struct sroce_mr *mr, u32 gen, u64 iova, bool cmp_swap,
  *
  * One aligned 64-bit store, so no reader sees part of it (IBA 1.5, 9.4.7).
  *
- * Return: 0, -EINVAL or -EACCES as sroce_mr_atomic().
+ * Return: 0, -EINVAL or -EACCES as sroce_mem_atomic().
  */
-int sroce_mr_atomic_write(struct sroce_mr *mr, u32 gen, u64 iova, u64 val)
+int sroce_mem_atomic_write(struct sroce_mr *mr, u32 gen, u64 iova, u64 val)
 {
 	u32 chunk;
 	u64 *p;
@@ -566,241 +495,4 @@ int sroce_mr_atomic_write(struct sroce_mr *mr, u32 gen, u64 iova, u64 val)
 	}
 	unmap_chunk(mr, p);
 	return err;
-}
-
-/**
- * sroce_sgl_length() - total bytes of a scatter/gather list
- * @sge: the list
- * @num: its entries
- *
- * Return: the sum of the lengths (at most 32 * 2^32, no overflow).
- */
-u64 sroce_sgl_length(const struct sroce_sge *sge, u32 num)
-{
-	u64 len = 0;
-	u32 i;
-
-	for (i = 0; i < num; i++)
-		len += READ_ONCE(sge[i].length);
-	return len;
-}
-
-/*
- * The next piece of the list, at most @len bytes, in one SGE: look up and
- * check its MR. Returns the referenced MR and sets *iova, *gen and *n.
- */
-static struct sroce_mr *sgl_next(struct sroce_dev *sdev, struct ib_pd *pd,
-				 struct sroce_sgl *sgl, u32 len, int access,
-				 u64 *iova, u32 *gen, u32 *n, int *err)
-{
-	const struct sroce_sge *sge;
-	struct sroce_mr *mr;
-
-	while (sgl->idx < sgl->num &&
-	       sgl->off == READ_ONCE(sgl->sge[sgl->idx].length)) {
-		sgl->idx++;
-		sgl->off = 0;
-	}
-	if (sgl->idx == sgl->num) {
-		*err = -ENOSPC;
-		return NULL;
-	}
-	sge = &sgl->sge[sgl->idx];
-	*n = min(len, READ_ONCE(sge->length) - sgl->off);
-	*iova = READ_ONCE(sge->addr) + sgl->off;
-	mr = sroce_mem_get_local(sdev, pd, READ_ONCE(sge->lkey), *iova, *n,
-				 access, gen);
-	if (!mr) {
-		*err = -EACCES;
-		return NULL;
-	}
-	sgl->off += *n;
-	return mr;
-}
-
-/**
- * sroce_sgl_copy_in() - scatter packet data into a local list
- * @sdev: the device
- * @pd: the QP's PD
- * @sgl: where the data goes; advanced
- * @skb: the packet
- * @off: offset of the data in @skb
- * @len: bytes
- *
- * Return: 0, -ENOSPC when the list is too short (a local length error),
- * or -EACCES when an entry names memory the QP may not write, or a
- * fast-registration MR registered anew during the copy (a local
- * protection error).
- */
-int sroce_sgl_copy_in(struct sroce_dev *sdev, struct ib_pd *pd,
-		      struct sroce_sgl *sgl, const struct sk_buff *skb,
-		      unsigned int off, u32 len)
-{
-	struct sroce_mr *mr;
-	u64 iova;
-	bool placed;
-	int err;
-	u32 n, gen;
-
-	while (len) {
-		mr = sgl_next(sdev, pd, sgl, len, IB_ACCESS_LOCAL_WRITE, &iova,
-			      &gen, &n, &err);
-		if (!mr)
-			return err;
-		placed = sroce_mr_copy_in(mr, gen, iova, skb, off, n);
-		sroce_mr_put(mr);
-		if (!placed)
-			return -EACCES;
-		off += n;
-		len -= n;
-	}
-	return 0;
-}
-
-/**
- * sroce_sgl_copy_in_buf() - scatter a kernel buffer into a local list
- * @sdev: the device
- * @pd: the QP's PD
- * @sgl: where the data goes; advanced
- * @buf: the data
- * @len: bytes
- *
- * Return: as sroce_sgl_copy_in().
- */
-int sroce_sgl_copy_in_buf(struct sroce_dev *sdev, struct ib_pd *pd,
-			  struct sroce_sgl *sgl, const void *buf, u32 len)
-{
-	struct sroce_mr *mr;
-	bool placed;
-	u32 n, gen;
-	u64 iova;
-	int err;
-
-	while (len) {
-		mr = sgl_next(sdev, pd, sgl, len, IB_ACCESS_LOCAL_WRITE, &iova,
-			      &gen, &n, &err);
-		if (!mr)
-			return err;
-		placed = copy_in_buf(mr, gen, iova, buf, n);
-		sroce_mr_put(mr);
-		if (!placed)
-			return -EACCES;
-		buf += n;
-		len -= n;
-	}
-	return 0;
-}
-
-/**
- * sroce_sgl_skip() - move forward in a local list without copying
- * @sgl: the position; advanced
- * @len: bytes to skip
- *
- * Return: 0, or -ENOSPC when the list is shorter.
- */
-int sroce_sgl_skip(struct sroce_sgl *sgl, u32 len)
-{
-	u32 n, size;
-
-	while (len) {
-		if (sgl->idx == sgl->num)
-			return -ENOSPC;
-		size = READ_ONCE(sgl->sge[sgl->idx].length);
-		n = min(len, size - min(sgl->off, size));
-		sgl->off += n;
-		len -= n;
-		if (sgl->off >= size) {
-			sgl->idx++;
-			sgl->off = 0;
-		}
-	}
-	return 0;
-}
-
-/**
- * sroce_sgl_attach() - attach data of a local list to a packet
- * @sdev: the device
- * @pd: the QP's PD
- * @sgl: where the data comes from; advanced, unless it returns -EAGAIN
- * @skb: the packet
- * @len: bytes
- * @room: fragments @skb must keep free for the caller
- *
- * As sroce_sgl_copy_out(), but the data is attached by sroce_mr_attach().
- *
- * Return: 0; -EAGAIN when the data cannot be attached (memory other than
- * a user MR's, too many fragments): @skb and @sgl are then as they were,
- * and the caller copies; or -ENOSPC or -EACCES as sroce_sgl_copy_out().
- */
-int sroce_sgl_attach(struct sroce_dev *sdev, struct ib_pd *pd,
-		     struct sroce_sgl *sgl, struct sk_buff *skb, u32 len,
-		     unsigned int room)
-{
-	struct skb_shared_info *si = skb_shinfo(skb);
-	unsigned int nr = si->nr_frags;
-	struct sroce_sgl start = *sgl;
-	struct sroce_mr *mr;
-	bool attached;
-	skb_frag_t *f;
-	u64 iova;
-	int err;
-	u32 n, gen;
-
-	while (len) {
-		mr = sgl_next(sdev, pd, sgl, len, 0, &iova, &gen, &n, &err);
-		if (!mr)
-			return err;
-		attached = sroce_mr_attach(mr, iova, n, skb, room);
-		sroce_mr_put(mr);
-		if (!attached)
-			goto undo;
-		len -= n;
-	}
-	return 0;
-
-undo:
-	while (si->nr_frags > nr) {
-		f = &si->frags[--si->nr_frags];
-		skb->len -= skb_frag_size(f);
-		skb->data_len -= skb_frag_size(f);
-		skb->truesize -= skb_frag_size(f);
-		put_page(skb_frag_page(f));
-	}
-	*sgl = start;
-	return -EAGAIN;
-}
-
-/**
- * sroce_sgl_copy_out() - gather data from a local list
- * @sdev: the device
- * @pd: the QP's PD
- * @sgl: where the data comes from; advanced
- * @buf: destination
- * @len: bytes
- *
- * Return: 0, -ENOSPC when the list is too short, or -EACCES when an entry
- * names memory the QP may not read, or a fast-registration MR registered
- * anew during the copy.
- */
-int sroce_sgl_copy_out(struct sroce_dev *sdev, struct ib_pd *pd,
-		       struct sroce_sgl *sgl, void *buf, u32 len)
-{
-	struct sroce_mr *mr;
-	u64 iova;
-	bool copied;
-	int err;
-	u32 n, gen;
-
-	while (len) {
-		mr = sgl_next(sdev, pd, sgl, len, 0, &iova, &gen, &n, &err);
-		if (!mr)
-			return err;
-		copied = sroce_mr_copy_out(mr, gen, iova, buf, n);
-		sroce_mr_put(mr);
-		if (!copied)
-			return -EACCES;
-		buf += n;
-		len -= n;
-	}
-	return 0;
 }

@@ -2,9 +2,10 @@
 /*
  * DOC: Memory regions
  *
- * MRs and MWs share one key space (IBA 10.6.1): a key is a 24-bit index
- * into the device's key table and an 8-bit variant. The table holds each
- * object, tagged SROCE_KEY_MR or SROCE_KEY_MW, once it is complete.
+ * An MR's key is a slot of the device's key table (key.c), which MWs
+ * share. An MR is published there once it is complete; the data path
+ * references it for one access at a time (sroce_mr_put()) and checks each
+ * access against it (sroce_mr_check(), mem.c).
  *
  * Access rights follow IBA 10.6.3.1: remote write and remote atomic
  * require local write. IB_ACCESS_FLUSH_GLOBAL lets FLUSH requests name
@@ -14,11 +15,10 @@
  * Optional flags (relaxed ordering) and the huge-page hint are accepted
  * and ignored, as the RDMA core intends.
  */
-#include <linux/random.h>
 #include <linux/slab.h>
 
 #include "device.h"
-#include "mem.h"
+#include "key.h"
 #include "mr.h"
 #include "params.h"
 #include "qp.h"
@@ -38,49 +38,6 @@ static int check_access(int access)
 	if (access & ~MR_ACCESS_FLAGS)
 		return -EINVAL;
 	return 0;
-}
-
-/**
- * sroce_key_alloc() - reserve a key in the device's key table
- * @sdev: the device
- * @key: the new key: index in the upper 24 bits, a random variant below
- *
- * Return: 0, or -EBUSY/-ENOMEM when the table is full or memory is short.
- */
-int sroce_key_alloc(struct sroce_dev *sdev, u32 *key)
-{
-	static u32 next = 1;	/* a hint; races are harmless */
-	u32 index;
-	int err;
-
-	err = xa_alloc_cyclic_bh(&sdev->keys, &index, NULL,
-				 XA_LIMIT(1, 0xffffff), &next, GFP_KERNEL);
-	if (err < 0)
-		return err;
-	*key = index << 8 | get_random_u8();
-	return 0;
-}
-
-/**
- * sroce_key_publish() - make a complete object findable by its key
- * @sdev: the device
- * @key: a key from sroce_key_alloc()
- * @obj: the MR or MW
- * @tag: SROCE_KEY_MR or SROCE_KEY_MW
- */
-void sroce_key_publish(struct sroce_dev *sdev, u32 key, void *obj, int tag)
-{
-	xa_store_bh(&sdev->keys, key >> 8, xa_tag_pointer(obj, tag), GFP_KERNEL);
-}
-
-/**
- * sroce_key_free() - remove a key; lookups no longer find its object
- * @sdev: the device
- * @key: the key
- */
-void sroce_key_free(struct sroce_dev *sdev, u32 key)
-{
-	xa_erase_bh(&sdev->keys, key >> 8);
 }
 
 static struct sroce_mr *mr_new(struct sroce_dev *sdev, enum sroce_mr_type type,
@@ -528,4 +485,54 @@ enum ib_wc_status sroce_mr_fast_reg(struct sroce_qp *qp, u32 index_key,
 	}
 	xa_unlock_bh(&sdev->keys);
 	return status;
+}
+
+/**
+ * sroce_mr_put() - drop a reference from sroce_key_get_mr()
+ * @mr: the MR
+ */
+void sroce_mr_put(struct sroce_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->ref))
+		complete(&mr->released);
+}
+
+/**
+ * sroce_mr_check() - may this access use this MR?
+ * @mr: the MR
+ * @pd: the PD of the QP making the access
+ * @iova: first byte
+ * @len: bytes; 0 checks no range
+ * @access: IB_ACCESS_* rights needed (0 for a local read)
+ *
+ * Return: 0, or -EACCES for a PD mismatch, missing rights, an MR that maps
+ * nothing, or a range outside the MR.
+ */
+int sroce_mr_check(struct sroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
+		   int access)
+{
+	u64 end, start, size;
+
+	/* A rereg may change both meanwhile (mr.c). */
+	if (READ_ONCE(mr->ibmr.pd) != pd ||
+	    (READ_ONCE(mr->access) & access) != access)
+		return -EACCES;
+	if (mr->type == SROCE_MR_DMA)
+		return 0;
+	if (mr->type == SROCE_MR_FAST) {
+		/* The registered translation, not the consumer's next one. */
+		if (!smp_load_acquire(&mr->valid))
+			return -EACCES;
+		start = READ_ONCE(mr->reg_iova);
+		size = READ_ONCE(mr->reg_length);
+	} else {
+		start = mr->ibmr.iova;
+		size = mr->ibmr.length;
+	}
+	if (!len)
+		return 0;
+	if (check_add_overflow(iova, len, &end) || iova < start ||
+	    end > start + size)
+		return -EACCES;
+	return 0;
 }

@@ -12,10 +12,6 @@
 struct sroce_dev;
 struct sroce_qp;
 
-/* Tags of the objects in the device's key table. */
-#define SROCE_KEY_MR	0
-#define SROCE_KEY_MW	1
-
 /**
  * enum sroce_mr_type - how a memory region's memory is described
  * @SROCE_MR_DMA: all of kernel memory (get_dma_mr)
@@ -94,9 +90,9 @@ struct sroce_mr {
 	struct completion released;
 };
 
-int sroce_key_alloc(struct sroce_dev *sdev, u32 *key);
-void sroce_key_publish(struct sroce_dev *sdev, u32 key, void *obj, int tag);
-void sroce_key_free(struct sroce_dev *sdev, u32 key);
+void sroce_mr_put(struct sroce_mr *mr);
+int sroce_mr_check(struct sroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
+		   int access);
 
 struct ib_mr *sroce_mr_get_dma(struct ib_pd *ibpd, int access);
 struct ib_mr *sroce_mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length,

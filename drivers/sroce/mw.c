@@ -25,7 +25,7 @@
 #include <rdma/ib_user_verbs.h>
 
 #include "device.h"
-#include "mem.h"
+#include "key.h"
 #include "mr.h"
 #include "mw.h"
 #include "qp.h"
@@ -151,7 +151,7 @@ enum ib_wc_status sroce_mw_bind(struct sroce_qp *qp, const struct sroce_swqe *s)
 	struct sroce_mw *mw;
 	void *entry;
 
-	mr = s->bind_len ? sroce_mr_get(sdev, s->bind_lkey) : NULL;
+	mr = s->bind_len ? sroce_key_get_mr(sdev, s->bind_lkey) : NULL;
 	/*
 	 * Counted as bound only if it may be (check_bind() looks again): an
 	 * MR of another PD, another process's say, would refuse its owner's

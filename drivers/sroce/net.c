@@ -13,7 +13,7 @@
  * destination address directly, without ICRC: it never leaves the host.
  *
  * A packet's payload may instead be attached as page fragments
- * (sroce_mr_attach()): its headers are then in the linear part, and its
+ * (sroce_mem_attach()): its headers are then in the linear part, and its
  * padding and ICRC in a last, small fragment of the packet's own, the
  * trailer (sroce_net_trailer_alloc(), sroce_net_trailer_add()).
  */

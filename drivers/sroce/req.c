@@ -91,6 +91,7 @@
 #include "params.h"
 #include "cq.h"
 #include "device.h"
+#include "mem.h"
 #include "mr.h"
 #include "mw.h"
 #include "net.h"

@@ -7,7 +7,7 @@
 #include <rdma/sroce-abi.h>
 
 #include "ah.h"
-#include "mem.h"
+#include "sgl.h"
 #include "task.h"
 #include "zcopy.h"
 

@@ -51,6 +51,7 @@
 #include "device.h"
 #include "fault.h"
 #include "mem.h"
+#include "mr.h"
 #include "net.h"
 #include "params.h"
 #include "pkt.h"
@@ -429,8 +430,8 @@ static enum resp_result do_write(struct sroce_qp *qp, struct sk_buff *skb)
 		if (!mr)
 			return RESP_ACCESS;
 		placed = gen == resp->write_gen &&
-			 sroce_mr_copy_in(mr, gen, iova, skb, op->hdr_len,
-					  pkt->paylen);
+			 sroce_mem_copy_in(mr, gen, iova, skb, op->hdr_len,
+					   pkt->paylen);
 		sroce_mr_put(mr);
 		if (!placed)
 			return RESP_ACCESS;
@@ -536,11 +537,11 @@ static enum resp_result do_atomic(struct sroce_qp *qp, struct sk_buff *skb)
 	 * aligned; mem.c checks the memory itself.
 	 */
 	err = IS_ALIGNED(iova, sizeof(u64)) ?
-	      sroce_mr_atomic(mr, gen, iova,
-			      (pkt->opcode & SROCE_OPCODE_OP_MASK) ==
-			      IB_OPCODE_COMPARE_SWAP,
-			      be64_to_cpu(atm->compare),
-			      be64_to_cpu(atm->swap_add), &orig) : -EINVAL;
+	      sroce_mem_atomic(mr, gen, iova,
+			       (pkt->opcode & SROCE_OPCODE_OP_MASK) ==
+			       IB_OPCODE_COMPARE_SWAP,
+			       be64_to_cpu(atm->compare),
+			       be64_to_cpu(atm->swap_add), &orig) : -EINVAL;
 	sroce_mr_put(mr);
 	if (err)
 		return err == -EACCES ? RESP_ACCESS : RESP_INV_REQ;
@@ -597,7 +598,7 @@ static enum resp_result do_atomic_write(struct sroce_qp *qp,
 	/* The bytes land as they came, in one store; aligned as atomics. */
 	skb_copy_bits(skb, op->hdr_len, &val, sizeof(val));
 	err = IS_ALIGNED(iova, sizeof(u64)) ?
-	      sroce_mr_atomic_write(mr, gen, iova, val) : -EINVAL;
+	      sroce_mem_atomic_write(mr, gen, iova, val) : -EINVAL;
 	sroce_mr_put(mr);
 	if (err)
 		return err == -EACCES ? RESP_ACCESS : RESP_INV_REQ;
@@ -1116,8 +1117,8 @@ static int send_read_resp(struct sroce_qp *qp, int budget)
 			mr = remote_mr(qp, rd->rkey, rd->va, paylen,
 				       IB_ACCESS_REMOTE_READ, &iova, &gen);
 			ok = mr && gen == rd->gen &&
-			     sroce_mr_copy_out(mr, gen, iova,
-					       skb->data + op->hdr_len, paylen);
+			     sroce_mem_copy_out(mr, gen, iova,
+						skb->data + op->hdr_len, paylen);
 			if (mr)
 				sroce_mr_put(mr);
 			if (!ok) {

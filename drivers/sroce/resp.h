@@ -5,7 +5,7 @@
 #include <linux/skbuff.h>
 #include <rdma/sroce-abi.h>
 
-#include "mem.h"
+#include "sgl.h"
 #include "task.h"
 
 struct sroce_qp;

@@ -189,6 +189,22 @@ struct sock *sroce_socket_sk(struct sroce_dev *sdev, bool ipv6)
 	return sock ? sock->sk : NULL;
 }
 
+/**
+ * sroce_socket_detach_net() - stop every device of a namespace using its
+ * socket
+ * @net: the namespace being dismantled
+ */
+void sroce_socket_detach_net(struct net *net)
+{
+	struct sroce_dev *sdev = NULL;
+
+	mutex_lock(&sroce_devices_lock);
+	while ((sdev = sroce_dev_next_locked(sdev)))
+		if (sdev->net == net)
+			sroce_socket_detach(sdev);
+	mutex_unlock(&sroce_devices_lock);
+}
+
 /*
  * Every netdev of the namespace was unregistered before this runs (netdevs
  * go in the device exit phase, before subsystems), which detached their
@@ -199,7 +215,7 @@ static void __net_exit sroce_net_exit(struct net *net)
 {
 	struct sroce_net *sn = net_generic(net, sroce_net_id);
 
-	sroce_dev_detach_net(net);
+	sroce_socket_detach_net(net);
 	WARN_ON_ONCE(sn->users || rcu_access_pointer(sn->sk4) ||
 		     rcu_access_pointer(sn->sk6));
 }

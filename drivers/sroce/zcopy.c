@@ -3,7 +3,7 @@
  * DOC: Payload without a copy
  *
  * A user QP's RC and XRC requests may carry their payload as the MR's own
- * pages, attached to the packet (sroce_mr_attach()), rather than copied
+ * pages, attached to the packet (sroce_mem_attach()), rather than copied
  * into it. The process may write to that memory again as soon as the WQE
  * completes, so no packet may read it afterwards: a packet that still
  * waits in a qdisc, a NIC's ring or a capture's queue would otherwise
@@ -61,7 +61,7 @@ MODULE_PARM_DESC(zcopy, "Least payload, in bytes, that a user QP's RC request se
  * user QP's RC or XRC request: only a reliable QP's WQE waits for an
  * acknowledgment, so only there does finishing a WQE come after its
  * packets were built, and only a user MR's pages are attached (kernel
- * users' memory is copied, sroce_mr_attach()). Not once the stack copied
+ * users' memory is copied, sroce_mem_attach()). Not once the stack copied
  * a packet's pages on the QP's path (see the top of this file).
  *
  * Return: true to attach.
