@@ -4,7 +4,9 @@
  *
  * The second half of the send engine (see req.c). It matches responses to
  * outstanding WQEs (IBA 9.7.5.2), finishes WQEs and writes their
- * completions in SQ order (IBA 10.8.3), and recovers from loss:
+ * completions in SQ order (IBA 10.8.3), and finds losses, which it
+ * reports to loss recovery (retry.c) and the congestion window (cwnd.c)
+ * rather than acting on them itself:
  *
  * - An ACK acknowledges every packet up to its PSN: SEND and WRITE WQEs it
  *   covers are done. One that also covers a READ, atomic, ATOMIC_WRITE or
@@ -17,18 +19,17 @@
  *   Responses are accepted whether a resumed READ starts again with FIRST
  *   or goes on with MIDDLE (rdma_rxe does the latter).
  * - A PSN sequence error NAK acknowledges the packets before its PSN and
- *   asks for a resend from there; a timeout resends from the oldest
- *   unacknowledged PSN. Both use up one of retry_cnt retries (IBA
- *   9.7.6.1.3); any acknowledged progress restores them.
- * - An RNR NAK makes the requester wait for the timer the NAK names (IBA
- *   9.7.5.2.8, table 45) and resend, rnr_retry times (7: without limit).
+ *   is a loss from there (sroce_retry_loss()); so is the transport timer's
+ *   expiry, which the engine finds as an event (sroce_retry_timed_out()).
+ * - An RNR NAK makes the requester wait and resend (sroce_retry_rnr()).
+ * - Packets acknowledged open the window (sroce_cwnd_acked()) and are
+ *   progress for loss recovery (sroce_retry_acked()).
  * - Other NAKs end the WQE with the matching remote error (IBA table 47).
  *
  * A WQE that ends in error always makes a completion, signaled or not,
  * and takes the QP to the error state (IBA 10.3.1), which flushes every
  * later WQE with IB_WC_WR_FLUSH_ERR.
  */
-#include <linux/jiffies.h>
 #include <rdma/ib_user_verbs.h>
 
 #include "comp.h"
@@ -37,13 +38,6 @@
 #include "pkt.h"
 #include "qp.h"
 #include "req.h"
-
-/* RNR NAK timer codes in microseconds (IBA 9.7.5.2.8, table 45). */
-static const u32 rnr_usec[32] = {
-	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
-	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
-	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
-};
 
 /* The completion opcode of a send work request (IBA 11.4.2.1). */
 static enum ib_wc_opcode send_wc_opcode(u32 wr_opcode)
@@ -177,7 +171,7 @@ bool sroce_comp_flush(struct sroce_qp *qp)
 	u32 count, opcode;
 	u64 wr_id;
 
-	timer_delete(&req->retrans_timer);
+	sroce_retry_cancel(qp);
 	/* WQEs that finished before the error complete as they finished. */
 	sroce_comp_complete(qp);
 	while (qp->sq.cons != req->next) {
@@ -219,29 +213,6 @@ static u32 resume_psn(struct sroce_qp *qp, const struct sroce_swqe *s)
 }
 
 /*
- * @acked more packets acknowledged: below the slow-start threshold each
- * opens the window by one, from it a whole window's worth opens it by one
- * (RFC 5681, 3.1).
- */
-static void open_window(struct sroce_req *req, u32 acked)
-{
-	u32 grow;
-
-	if (req->cwnd < req->ssthresh) {
-		grow = min(acked, req->ssthresh - req->cwnd);
-		req->cwnd += grow;
-		acked -= grow;
-	}
-	req->cwnd_acked += acked;
-	while (req->cwnd_acked >= req->cwnd && req->cwnd < SROCE_REQ_WINDOW) {
-		req->cwnd_acked -= req->cwnd;
-		req->cwnd++;
-	}
-	if (req->cwnd >= SROCE_REQ_WINDOW)
-		req->cwnd_acked = 0;
-}
-
-/*
  * Every packet before @psn arrived: SEND and WRITE WQEs wholly before it
  * are done. A READ or atomic is done only by its response, so the first
  * one still waiting caps what counts as acknowledged: the transport timer
@@ -270,74 +241,19 @@ static void ack_upto(struct sroce_qp *qp, u32 psn)
 	}
 	if (sroce_psn_diff(psn, req->unacked_psn) <= 0)
 		return;
-	open_window(req, sroce_psn_diff(psn, req->unacked_psn));
+	sroce_cwnd_acked(&req->win, sroce_psn_diff(psn, req->unacked_psn));
 	req->unacked_psn = psn;
-	/* Progress restores both retry budgets (IBA 9.7.6.1.3, 9.7.5.2.8). */
-	req->retry_left = qp->attr.retry_cnt;
-	req->rnr_left = qp->attr.rnr_retry;
-	req->retrying = false;
-	/*
-	 * The timer's backoff stays while only what a timeout sent again is
-	 * acknowledged (Karn's rule, RFC 6298, 5.7): such an acknowledgment
-	 * may be the original's, late because the round trip exceeds the
-	 * timer, and the short timer back would time out again, and again,
-	 * and no round trip could be measured. A packet sent once after the
-	 * timeout acknowledged ends it (a round trip measured is one). Until
-	 * then the next wait has no tail probe and a longer timer: after a
-	 * loss, for the next message or window at most.
-	 */
-	if (sroce_req_rtt_sample(qp, psn) ||
-	    sroce_psn_diff(psn, req->timeout_high) > 0)
-		req->backoff = 0;
-	req->probed = false;		/* a new wait, a new probe */
-	if (req->next_psn == psn)
-		timer_delete(&req->retrans_timer);
-	else
-		sroce_req_arm(qp);
-	/* A resend need not repeat what is acknowledged meanwhile. */
-	if (sroce_psn_diff(psn, req->psn) > 0)
-		sroce_req_rewind(qp, psn);
+	sroce_retry_acked(qp, psn);
 }
 
-/*
- * Resend from @psn, if retries are left (IBA 9.7.6.1.3). Going back is
- * go-back-N: everything from @psn on is sent again. So while a resend has
- * made no progress yet, a sequence error or implied NAK at or after the
- * PSN we went back to asks for nothing new (a duplicated NAK, responses
- * reordered or already in flight, a second loss the resend covers): it
- * neither resends again nor uses up a retry. A timeout always does.
- */
+/* A loss at @psn (IBA 9.7.6.1.3): loss recovery resends, or gives up. */
 static void retry(struct sroce_qp *qp, u32 psn, bool timeout)
 {
-	struct sroce_req *req = &qp->req;
-	struct sroce_swqe *s;
-
-	if (qp->sq.cons == req->next)
+	if (qp->sq.cons == qp->req.next)
 		return;
-	if (!timeout && req->retrying &&
-	    sroce_psn_diff(psn, req->retry_psn) >= 0)
-		return;
-	if (!req->retry_left) {
-		s = sroce_req_swqe(qp, qp->sq.cons);
-		sroce_comp_wqe_done(qp, s, IB_WC_RETRY_EXC_ERR);
-		return;
-	}
-	req->retry_left--;
-	req->retrying = true;
-	req->retry_psn = psn;
-	/* A loss: the link holds about half of what was in flight. */
-	req->ssthresh = max_t(u32, req->cwnd / 2, SROCE_REQ_MIN_WINDOW);
-	req->cwnd_acked = 0;
-	if (timeout) {
-		req->cwnd = SROCE_REQ_MIN_WINDOW;
-		req->backoff = min_t(u8, req->backoff + 1, 7);
-		req->timeout_high = req->tx_high;
-	} else {
-		req->cwnd = req->ssthresh;
-	}
-	sroce_stats_add(&to_sdev(qp->ibqp.device)->stats,
-			SROCE_STAT_RETRANSMITS, 1);
-	sroce_req_rewind(qp, psn);
+	if (!sroce_retry_loss(qp, psn, timeout))
+		sroce_comp_wqe_done(qp, sroce_req_swqe(qp, qp->sq.cons),
+				    IB_WC_RETRY_EXC_ERR);
 }
 
 /* The oldest outstanding WQE, if any. */
@@ -359,7 +275,6 @@ static struct sroce_swqe *oldest(struct sroce_qp *qp, u32 *index)
 
 static void rnr_nak(struct sroce_qp *qp, u32 psn, u8 timer)
 {
-	struct sroce_req *req = &qp->req;
 	struct sroce_swqe *s;
 	u32 i;
 
@@ -368,17 +283,8 @@ static void rnr_nak(struct sroce_qp *qp, u32 psn, u8 timer)
 		return;
 	sroce_stats_add(&to_sdev(qp->ibqp.device)->stats,
 			SROCE_STAT_RNR_NAKS_RCVD, 1);
-	if (!req->rnr_left) {
+	if (!sroce_retry_rnr(qp, psn, timer))
 		sroce_comp_wqe_done(qp, s, IB_WC_RNR_RETRY_EXC_ERR);
-		return;
-	}
-	if (req->rnr_left != 7)
-		req->rnr_left--;
-	sroce_req_rewind(qp, psn);
-	req->rnr_wait = true;
-	timer_delete(&req->retrans_timer);
-	mod_timer(&req->rnr_timer,
-		  jiffies + max(usecs_to_jiffies(rnr_usec[timer]), 1UL));
 }
 
 static enum ib_wc_status nak_status(u8 code)
@@ -581,42 +487,6 @@ static void handle_atomic_ack(struct sroce_qp *qp, struct sk_buff *skb)
 	ack_upto(qp, sroce_psn_add(psn, 1));
 }
 
-static void handle_timeout(struct sroce_qp *qp)
-{
-	struct sroce_req *req = &qp->req;
-	unsigned long rto;
-
-	/* Armed again since it fired (progress meanwhile): nothing to do. */
-	if (timer_pending(&req->retrans_timer))
-		return;
-	if (req->rnr_wait || req->next_psn == req->unacked_psn)
-		return;
-	if (req->probe_armed) {
-		/* The probe timeout runs from the last new packet sent. */
-		if (time_before(jiffies, req->tx_jiffies + req->pto)) {
-			mod_timer(&req->retrans_timer,
-				  req->tx_jiffies + req->pto);
-			return;
-		}
-		/*
-		 * Probe; the retransmission timeout's rest follows, if any
-		 * is left: a timeout shortened in SQD since the probe was
-		 * armed (IBA 11.2.4.2) may be shorter than the probe's.
-		 */
-		req->probe_armed = false;
-		req->probed = true;
-		sroce_stats_add(&to_sdev(qp->ibqp.device)->stats,
-				SROCE_STAT_TAIL_PROBES, sroce_req_probe(qp));
-		rto = sroce_req_rto(req);
-		mod_timer(&req->retrans_timer,
-			  jiffies + (rto > req->pto ? rto - req->pto : 1));
-		return;
-	}
-	sroce_stats_add(&to_sdev(qp->ibqp.device)->stats,
-			SROCE_STAT_TIMEOUTS, 1);
-	retry(qp, req->unacked_psn, true);
-}
-
 /*
  * A response for a PSN never sent is a ghost (IBA 9.7.5.2.2), to drop.
  * Compare with one past the highest PSN sent: not with the send position,
@@ -644,9 +514,10 @@ bool sroce_comp_run(struct sroce_qp *qp, int budget)
 	u32 flags;
 
 	if (test_and_clear_bit(SROCE_QP_EV_RNR, &qp->events))
-		req->rnr_wait = false;
-	if (test_and_clear_bit(SROCE_QP_EV_TIMEOUT, &qp->events))
-		handle_timeout(qp);
+		sroce_retry_rnr_over(qp);
+	if (test_and_clear_bit(SROCE_QP_EV_TIMEOUT, &qp->events) &&
+	    sroce_retry_timed_out(qp))
+		retry(qp, req->unacked_psn, true);
 
 	while (budget-- > 0 && (skb = skb_dequeue(&req->resp_pkts))) {
 		flags = sroce_pkt(skb)->flags;

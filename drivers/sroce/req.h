@@ -3,18 +3,16 @@
 #define SROCE_REQ_H
 
 #include <linux/skbuff.h>
-#include <linux/timer.h>
 #include <rdma/sroce-abi.h>
 
 #include "ah.h"
+#include "cwnd.h"
+#include "retry.h"
 #include "sgl.h"
 #include "task.h"
 #include "zcopy.h"
 
 struct sroce_qp;
-
-#define SROCE_REQ_WINDOW	256	/* unacknowledged packets at most, RC */
-#define SROCE_REQ_MIN_WINDOW	8	/* ... after a loss */
 
 /**
  * enum sroce_swqe_state - where a send WQE is
@@ -104,39 +102,11 @@ struct sroce_swqe {
  * @sgl: position in that WQE's scatter/gather list
  * @unacked_psn: oldest PSN not yet acknowledged (RC)
  * @rd_atomic: READ and atomic WQEs outstanding
- * @retry_left: transport retries left (IBA 9.7.6.1.3)
- * @retrying: went back to @retry_psn and has made no progress since
- * @retry_psn: the PSN of the last resend
- * @rnr_left: RNR retries left; 7 means without limit
- * @rnr_wait: waiting for the RNR timer before resending
- * @retrans_timer: transport timer (the retransmission timeout, req.c)
- * @rnr_timer: RNR NAK timer
- * @timeout: transport timeout in jiffies (the local ACK timeout); 0 is
- *	     infinite
- * @backoff: timeouts in a row; the timer waits the retransmission
- *	     timeout << @backoff (req.c: at least @timeout). Progress ends
- *	     the row only past @timeout_high, or with a round trip measured
- * @timeout_high: @tx_high when the last timeout sent everything again: an
- *		  acknowledgment up to it may be of either sending
- * @cwnd: packets that may be unacknowledged now (RC), at most
- *	  SROCE_REQ_WINDOW
- * @ssthresh: below it @cwnd grows by every packet acknowledged (slow
- *	      start), from it by one packet a window (congestion avoidance)
- * @cwnd_acked: packets acknowledged towards @cwnd's next step above
- *		@ssthresh
+ * @retry: loss recovery (retry.c)
+ * @win: the congestion window (cwnd.c)
  * @tx_high: one past the highest PSN sent so far (a packet below it is a
  *	     resend)
- * @probed: the tail-loss probe of this wait for an acknowledgment went
- * @probe_armed: the transport timer runs for the probe timeout, @pto
- * @pto: the probe timeout armed, in jiffies
- * @tx_jiffies: when the last packet sent for the first time went
- * @probing: the packet being sent is a probe (AckReq set)
- * @rtt_busy: a round-trip sample is running, from the packet @rtt_psn
- * @rtt_psn: a packet sent once, with AckReq, at @rtt_start (ns)
- * @rtt_start: see @rtt_psn
- * @srtt_us: smoothed round-trip time in microseconds; 0: no sample yet
- * @rttvar_us: its mean deviation in microseconds (RFC 6298)
- * @flight: packets this QP counts in its device's req_flight (req.c)
+ * @flight: packets this QP counts in its device's req_flight (flight.c)
  * @ackreq_last: the last packet sent asked for an acknowledgment
  * @ack_now: the next packet is to ask for one (the device's bound)
  * @zcopy_live: WQEs whose zero-copy count has not yet fallen (zcopy.c);
@@ -163,30 +133,9 @@ struct sroce_req {
 	struct sroce_sgl sgl;
 	u32 unacked_psn;
 	u32 rd_atomic;
-	u8 retry_left;
-	bool retrying;
-	u32 retry_psn;
-	u8 rnr_left;
-	bool rnr_wait;
-	struct timer_list retrans_timer;
-	struct timer_list rnr_timer;
-	unsigned long timeout;
-	u8 backoff;
-	u32 timeout_high;
-	u32 cwnd;
-	u32 ssthresh;
-	u32 cwnd_acked;
+	struct sroce_retry retry;
+	struct sroce_cwnd win;
 	u32 tx_high;
-	bool probed;
-	bool probe_armed;
-	unsigned long pto;
-	unsigned long tx_jiffies;
-	bool probing;
-	bool rtt_busy;
-	u32 rtt_psn;
-	u64 rtt_start;
-	u32 srtt_us;
-	u32 rttvar_us;
 	u32 flight;
 	bool ackreq_last;
 	bool ack_now;
@@ -217,11 +166,6 @@ int sroce_req_init(struct sroce_qp *qp);
 void sroce_req_cleanup(struct sroce_qp *qp);
 void sroce_req_stop(struct sroce_qp *qp);
 void sroce_req_reset(struct sroce_qp *qp);
-void sroce_req_rewind(struct sroce_qp *qp, u32 psn);
-int sroce_req_probe(struct sroce_qp *qp);
-bool sroce_req_rtt_sample(struct sroce_qp *qp, u32 psn);
-unsigned long sroce_req_rto(const struct sroce_req *req);
-void sroce_req_arm(struct sroce_qp *qp);
 void sroce_req_ring_corrupt(struct sroce_qp *qp);
 void sroce_req_update(struct sroce_qp *qp, int mask);
 void sroce_req_seek(struct sroce_qp *qp, u32 index, u32 offset);

@@ -97,14 +97,14 @@ static int fill_qp(struct sk_buff *msg, void *obj)
 	if (rdma_nl_put_driver_u32(msg, "rd_atomic_out",
 				   READ_ONCE(req->rd_atomic)) ||
 	    rdma_nl_put_driver_u32(msg, "retry_left",
-				   READ_ONCE(req->retry_left)) ||
+				   READ_ONCE(req->retry.left)) ||
 	    rdma_nl_put_driver_u32(msg, "rnr_retry_left",
-				   READ_ONCE(req->rnr_left)) ||
-	    rdma_nl_put_driver_u32(msg, "cwnd", READ_ONCE(req->cwnd)) ||
-	    rdma_nl_put_driver_u32(msg, "ssthresh", READ_ONCE(req->ssthresh)) ||
-	    rdma_nl_put_driver_u32(msg, "srtt_us", READ_ONCE(req->srtt_us)) ||
+				   READ_ONCE(req->retry.rnr_left)) ||
+	    rdma_nl_put_driver_u32(msg, "cwnd", READ_ONCE(req->win.cwnd)) ||
+	    rdma_nl_put_driver_u32(msg, "ssthresh", READ_ONCE(req->win.ssthresh)) ||
+	    rdma_nl_put_driver_u32(msg, "srtt_us", READ_ONCE(req->retry.srtt_us)) ||
 	    rdma_nl_put_driver_u32(msg, "rttvar_us",
-				   READ_ONCE(req->rttvar_us)))
+				   READ_ONCE(req->retry.rttvar_us)))
 		return -EMSGSIZE;
 	return 0;
 }
