@@ -14,13 +14,7 @@
  *   UC only resynchronises on the first packet of a message; UD has no
  *   PSN check. ATOMIC_WRITE and FLUSH are, like atomics, executed once
  *   and only their response repeated.
- * - Opcode sequence and QP access rights (9.7.5.1.2).
- * - Execution: SEND scatters into a receive WQE taken from the RQ or SRQ,
- *   and a missing one earns an RNR NAK (9.7.5.2.8); WRITE, READ and
- *   atomics check the rkey, the PD, the rights and the range through
- *   mem.c, so they never touch memory outside the MR. ATOMIC_WRITE and
- *   FLUSH (IBA 1.5) are answered by an RDMA READ RESPONSE ONLY without
- *   payload.
+ * - Opcode sequence, QP access rights (9.7.5.1.2) and execution: exec.c.
  * - Acknowledgment: a packet with AckReq is acknowledged; the ACKs of one
  *   engine run are coalesced into the last one (9.7.5.1.5), sent before
  *   any later response, in PSN order. An engine run inline by the receive
@@ -49,646 +43,20 @@
 
 #include "cq.h"
 #include "device.h"
+#include "exec.h"
 #include "fault.h"
-#include "mem.h"
-#include "mr.h"
-#include "net.h"
 #include "params.h"
 #include "pkt.h"
 #include "qp.h"
+#include "reply.h"
 #include "resp.h"
 #include "srq.h"
 
 #define SROCE_RESP_BUDGET	64	/* packets per engine run */
 
-/*
- * What the execution of one request packet came to. What follows an error
- * depends on it and on the transport: see resp_error() and the table in
- * Documentation/responder-errors.md.
- */
-enum resp_result {
-	RESP_OK,
-	RESP_RNR,	/* no receive WQE */
-	RESP_INV_REQ,	/* invalid request: opcode, sequence, size, rights */
-	RESP_LENGTH,	/* a message longer than its receive WQE's buffers */
-	RESP_ACCESS,	/* R_Key violation (IBA 9.4.1.1, 10.6.3) */
-	RESP_WQE_PROT,	/* the receive WQE names memory the QP may not write */
-	RESP_WQE_BAD,	/* the receive WQE is malformed */
-	RESP_RING_BAD,	/* the receive ring's indices are corrupt */
-	RESP_CQ_FULL,	/* executed, but its completion overflowed the CQ */
-};
-
 static struct sroce_dev *qp_dev(struct sroce_qp *qp)
 {
 	return to_sdev(qp->ibqp.device);
-}
-
-/* A response packet: ACK, atomic ACK or READ response. */
-static struct sk_buff *resp_alloc(struct sroce_qp *qp, u8 opcode, u32 psn,
-				  u32 paylen)
-{
-	const struct sroce_opcode_info *op;
-	u32 pad = -paylen & 3;
-	struct sk_buff *skb;
-
-	/* An XRC target answers with the XRC opcodes (IBA annex A14). */
-	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
-		opcode = SROCE_OPCODE_XRC | (opcode & SROCE_OPCODE_OP_MASK);
-	op = &sroce_opcodes[opcode];
-
-	skb = sroce_net_alloc_skb(qp_dev(qp), &qp->attr.av, op->hdr_len +
-				  paylen + pad + SROCE_ICRC_SIZE);
-	if (!skb)
-		return NULL;
-	sroce_bth_init((void *)skb->data, opcode, false, pad,
-		       IB_DEFAULT_PKEY_FULL, qp->attr.dest_qpn, false, psn);
-	memset(skb->data + op->hdr_len + paylen, 0, pad);
-	if (op->flags & SROCE_OP_AETH)
-		sroce_aeth_set((void *)skb->data + op->aeth,
-			       SROCE_AETH_ACK | SROCE_AETH_CREDIT_INVALID,
-			       qp->resp.msn);
-	return skb;
-}
-
-static void resp_xmit(struct sroce_qp *qp, struct sk_buff *skb)
-{
-	sroce_net_xmit(qp_dev(qp), &qp->dst_cache, &qp->attr.av,
-		       qp->src_port, skb);
-}
-
-/*
- * An acknowledgment that could not be had: not sent again (the
- * requester's timer or a later ACK recovers, IBA 9.7.6.1.3), so counted
- * as dropped, as the IP stack would count a packet it could not send.
- */
-static void resp_drop(struct sroce_qp *qp)
-{
-	sroce_stats_add(&qp_dev(qp)->stats, SROCE_STAT_TX_DROPPED, 1);
-}
-
-static void send_aeth(struct sroce_qp *qp, u8 syndrome, u32 psn, u32 msn)
-{
-	struct sk_buff *skb;
-
-	skb = resp_alloc(qp, IB_OPCODE_RC_ACKNOWLEDGE, psn, 0);
-	if (!skb) {
-		resp_drop(qp);
-		return;
-	}
-	sroce_aeth_set((void *)skb->data + sizeof(struct sroce_bth), syndrome,
-		       msn);
-	resp_xmit(qp, skb);
-}
-
-static void send_ack(struct sroce_qp *qp, u8 syndrome, u32 psn)
-{
-	send_aeth(qp, syndrome, psn, qp->resp.msn);
-}
-
-/*
- * The ACK held for the end of the engine run goes out now, before a
- * response of a later PSN: responses leave in PSN order. A requester
- * that meets an older ACK in the middle of a READ response may take it
- * for the response's end (rdma_rxe's completer does).
- */
-static void flush_ack(struct sroce_qp *qp)
-{
-	if (!qp->resp.ack_pending)
-		return;
-	qp->resp.ack_pending = false;
-	send_aeth(qp, SROCE_AETH_ACK | SROCE_AETH_CREDIT_INVALID,
-		  qp->resp.ack_psn, qp->resp.ack_msn);
-}
-
-/* A NAK or RNR NAK (IBA 9.7.5.2.3, 9.7.5.2.8), after any ACK held. */
-static void send_nak(struct sroce_qp *qp, u8 syndrome, u32 psn)
-{
-	flush_ack(qp);
-	send_ack(qp, syndrome, psn);
-}
-
-static void send_atomic_ack(struct sroce_qp *qp, u32 psn, u64 orig)
-{
-	const struct sroce_opcode_info *op =
-		&sroce_opcodes[IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE];
-	struct sroce_atmack *ack;
-	struct sk_buff *skb;
-
-	flush_ack(qp);
-	skb = resp_alloc(qp, IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE, psn, 0);
-	if (!skb) {
-		resp_drop(qp);	/* a duplicate ATOMIC gets it again */
-		return;
-	}
-	ack = (void *)skb->data + op->atmack;
-	ack->orig = cpu_to_be64(orig);
-	resp_xmit(qp, skb);
-}
-
-/* IBA 1.5: ATOMIC_WRITE and FLUSH are answered by an empty READ response. */
-static void send_empty_read_resp(struct sroce_qp *qp, u32 psn)
-{
-	struct sk_buff *skb;
-
-	flush_ack(qp);
-	skb = resp_alloc(qp, IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY, psn, 0);
-	if (!skb) {
-		resp_drop(qp);
-		return;
-	}
-	resp_xmit(qp, skb);
-}
-
-/*
- * Post a receive completion for the WQE held, and let it go. An XRC
- * target's goes to the CQ of the XRC SRQ the WQE came from, if that SRQ
- * still exists (IBA annex A14).
- */
-static bool complete_rwqe(struct sroce_qp *qp, struct ib_wc *wc, bool se)
-{
-	struct sroce_resp *resp = &qp->resp;
-	struct sroce_srq *xsrq = NULL;
-	struct sroce_cq *cq = qp->rcq;
-	bool posted = true;
-
-	wc->wr_id = resp->rwqe.wr_id;
-	wc->qp = &qp->ibqp;
-	wc->port_num = 1;
-	resp->have_rwqe = false;
-	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT) {
-		xsrq = sroce_srq_get_xrc(qp_dev(qp), resp->xsrqn, qp->xrcd);
-		if (!xsrq)
-			return true;
-		cq = to_scq(xsrq->ibsrq.ext.cq);
-	}
-	if (sroce_cq_post(cq, wc, se)) {
-		sroce_qp_fail(qp, IB_WC_GENERAL_ERR);
-		posted = false;
-	}
-	if (xsrq)
-		sroce_srq_put(xsrq);
-	return posted;
-}
-
-static void fail_rwqe(struct sroce_qp *qp, enum ib_wc_status status)
-{
-	struct ib_wc wc = { .status = status, .opcode = IB_WC_RECV };
-
-	if (qp->resp.have_rwqe)
-		complete_rwqe(qp, &wc, true);
-}
-
-/*
- * Take the next receive WQE into resp->rwqe. Returns 1, 0 when there is
- * none, -EINVAL for a malformed WQE, taken (and held) to complete in
- * error, or -EOVERFLOW when the ring's indices are corrupt.
- */
-static int take_rwqe(struct sroce_qp *qp)
-{
-	struct sroce_resp *resp = &qp->resp;
-	const struct sroce_recv_wqe *w;
-	int ret = 1;
-	u32 num;
-
-	if (qp->srq || resp->xsrq) {
-		ret = sroce_srq_take(qp->srq ?: resp->xsrq, &resp->rwqe);
-		if (ret == 0 || ret == -EOVERFLOW)
-			return ret;
-	} else {
-		w = sroce_queue_head(&qp->rq);
-		if (!w)
-			return 0;
-		if (IS_ERR(w))
-			return -EOVERFLOW;
-		resp->rwqe.wr_id = READ_ONCE(w->wr_id);
-		num = READ_ONCE(w->num_sge);
-		if (num > qp->cap.max_recv_sge) {
-			num = 0;
-			ret = -EINVAL;
-		}
-		memcpy(resp->rwqe.sge, w->sge, num * sizeof(w->sge[0]));
-		resp->rwqe.num_sge = num;
-		sroce_queue_pop(&qp->rq);
-	}
-	resp->have_rwqe = true;
-	sroce_sgl_init(&resp->sgl, resp->rwqe.sge, resp->rwqe.num_sge);
-	resp->recv_len = 0;
-	return ret;
-}
-
-/* Make sure a receive WQE is held, for a packet that consumes one. */
-static enum resp_result need_rwqe(struct sroce_qp *qp)
-{
-	int ret;
-
-	if (qp->resp.have_rwqe)
-		return RESP_OK;
-	ret = take_rwqe(qp);
-	if (ret > 0)
-		return RESP_OK;
-	if (ret == -EOVERFLOW)
-		return RESP_RING_BAD;
-	return ret ? RESP_WQE_BAD : RESP_RNR;
-}
-
-/*
- * IBA 9.7.5.1.2, C9-92 to C9-94: packet sizes within a SEND, whose length
- * only its last packet tells. Every packet but the last carries one MTU;
- * only a single-packet message may be empty.
- */
-static bool send_size_ok(struct sroce_qp *qp, const struct sroce_pkt *pkt)
-{
-	if (pkt->flags & SROCE_OP_LAST)
-		return pkt->paylen <= qp->mtu &&
-		       (pkt->paylen || (pkt->flags & SROCE_OP_FIRST));
-	return pkt->paylen == qp->mtu;
-}
-
-/*
- * The same for a WRITE, whose RETH gave the length: @resid bytes remain,
- * this packet included. A packet that is not the last carries one MTU and
- * leaves more than nothing; the last carries what remains.
- */
-static bool write_size_ok(struct sroce_qp *qp, const struct sroce_pkt *pkt,
-			  u32 resid)
-{
-	if (pkt->flags & SROCE_OP_LAST)
-		return pkt->paylen == resid && resid <= qp->mtu;
-	return pkt->paylen == qp->mtu && resid > qp->mtu;
-}
-
-/*
- * The PD that the request's memory accesses are checked against: an XRC
- * target QP has none, and uses its XRC SRQ's (IBA annex A14).
- */
-static struct ib_pd *resp_pd(struct sroce_qp *qp)
-{
-	return qp->resp.xsrq ? qp->resp.xsrq->ibsrq.pd : qp->ibqp.pd;
-}
-
-/*
- * Check a remote access: the MR, referenced, the address in it and the
- * registration checked (for the copy).
- */
-static struct sroce_mr *remote_mr(struct sroce_qp *qp, u32 rkey, u64 va,
-				  u32 len, int access, u64 *iova, u32 *gen)
-{
-	return sroce_mem_get_remote(qp_dev(qp), resp_pd(qp), qp->ibqp.qp_num,
-				    rkey, va, len, access, iova, gen);
-}
-
-static enum resp_result do_send(struct sroce_qp *qp, struct sk_buff *skb)
-{
-	const struct sroce_opcode_info *op = sroce_pkt_op(skb);
-	struct sroce_pkt *pkt = sroce_pkt(skb);
-	struct sroce_resp *resp = &qp->resp;
-	struct ib_wc wc = { .opcode = IB_WC_RECV };
-	enum resp_result res;
-	int err;
-
-	if (pkt->flags & SROCE_OP_FIRST) {
-		res = need_rwqe(qp);
-		if (res != RESP_OK)
-			return res;
-	}
-	if (!send_size_ok(qp, pkt))
-		return RESP_INV_REQ;
-	err = sroce_sgl_copy_in(qp_dev(qp), resp_pd(qp), &resp->sgl, skb,
-				op->hdr_len, pkt->paylen);
-	if (err)
-		return err == -ENOSPC ? RESP_LENGTH : RESP_WQE_PROT;
-	resp->recv_len += pkt->paylen;
-	if (!(pkt->flags & SROCE_OP_LAST))
-		return RESP_OK;
-
-	if (pkt->flags & SROCE_OP_IMMDT) {
-		wc.wc_flags |= IB_WC_WITH_IMM;
-		wc.ex.imm_data = ((struct sroce_immdt *)
-				  sroce_pkt_hdr(skb, op->immdt))->imm;
-	} else if (pkt->flags & SROCE_OP_IETH) {
-		wc.ex.invalidate_rkey = be32_to_cpu(((struct sroce_ieth *)
-				sroce_pkt_hdr(skb, op->immdt))->rkey);
-		/* A key that cannot be invalidated: IBA 10.6.7.2.5. */
-		if (sroce_mem_invalidate(qp_dev(qp), resp_pd(qp),
-					 qp->ibqp.qp_num,
-					 wc.ex.invalidate_rkey))
-			return RESP_INV_REQ;
-		wc.wc_flags |= IB_WC_WITH_INVALIDATE;
-	}
-	wc.byte_len = resp->recv_len;
-	wc.src_qp = qp->attr.dest_qpn;
-	return complete_rwqe(qp, &wc, pkt->se) ? RESP_OK : RESP_CQ_FULL;
-}
-
-static enum resp_result do_write(struct sroce_qp *qp, struct sk_buff *skb)
-{
-	const struct sroce_opcode_info *op = sroce_pkt_op(skb);
-	struct sroce_pkt *pkt = sroce_pkt(skb);
-	struct sroce_resp *resp = &qp->resp;
-	struct sroce_reth *reth;
-	struct sroce_mr *mr;
-	struct ib_wc wc;
-	enum resp_result res;
-	bool placed;
-	u64 iova;
-	u32 gen;
-
-	if ((pkt->flags & SROCE_OP_LAST) && (pkt->flags & SROCE_OP_IMMDT)) {
-		res = need_rwqe(qp);
-		if (res != RESP_OK)
-			return res;
-	}
-	if (pkt->flags & SROCE_OP_FIRST) {
-		reth = sroce_pkt_hdr(skb, op->reth);
-		resp->va = be64_to_cpu(reth->va);
-		resp->rkey = be32_to_cpu(reth->rkey);
-		resp->resid = be32_to_cpu(reth->len);
-		resp->write_len = resp->resid;
-		if (resp->resid > SROCE_MAX_MSG_SIZE)
-			return RESP_INV_REQ;
-		/* A zero-length WRITE checks no key (IBA C9-88). */
-		if (resp->resid) {
-			mr = remote_mr(qp, resp->rkey, resp->va, resp->resid,
-				       IB_ACCESS_REMOTE_WRITE, &iova, &gen);
-			if (!mr)
-				return RESP_ACCESS;
-			sroce_mr_put(mr);
-			resp->write_gen = gen;
-		}
-	}
-	if (!write_size_ok(qp, pkt, resp->resid))
-		return RESP_INV_REQ;
-	if (pkt->paylen) {
-		/*
-		 * The key may have been invalidated and the MR registered
-		 * anew since the first packet, or since this check: nothing
-		 * of the message lands in the new registration (IBA
-		 * 10.6.7.2.5), and the WRITE fails.
-		 */
-		mr = remote_mr(qp, resp->rkey, resp->va, pkt->paylen,
-			       IB_ACCESS_REMOTE_WRITE, &iova, &gen);
-		if (!mr)
-			return RESP_ACCESS;
-		placed = gen == resp->write_gen &&
-			 sroce_mem_copy_in(mr, gen, iova, skb, op->hdr_len,
-					   pkt->paylen);
-		sroce_mr_put(mr);
-		if (!placed)
-			return RESP_ACCESS;
-	}
-	resp->va += pkt->paylen;
-	resp->resid -= pkt->paylen;
-
-	if ((pkt->flags & SROCE_OP_LAST) && (pkt->flags & SROCE_OP_IMMDT)) {
-		memset(&wc, 0, sizeof(wc));
-		wc.opcode = IB_WC_RECV_RDMA_WITH_IMM;
-		wc.wc_flags = IB_WC_WITH_IMM;
-		wc.ex.imm_data = ((struct sroce_immdt *)
-				  sroce_pkt_hdr(skb, op->immdt))->imm;
-		wc.byte_len = resp->write_len;
-		wc.src_qp = qp->attr.dest_qpn;
-		if (!complete_rwqe(qp, &wc, pkt->se))
-			return RESP_CQ_FULL;
-	}
-	return RESP_OK;
-}
-
-static struct sroce_rd_res *new_res(struct sroce_qp *qp)
-{
-	struct sroce_resp *resp = &qp->resp;
-	struct sroce_rd_res *res;
-
-	/* The oldest resource makes room (IBA 9.7.5.1.3: it is then gone). */
-	res = &resp->res[resp->res_head++ & (resp->res_num - 1)];
-	memset(res, 0, sizeof(*res));
-	res->valid = true;
-	return res;
-}
-
-static enum resp_result do_read(struct sroce_qp *qp, struct sk_buff *skb)
-{
-	struct sroce_reth *reth = sroce_pkt_hdr(skb, sroce_pkt_op(skb)->reth);
-	struct sroce_pkt *pkt = sroce_pkt(skb);
-	struct sroce_resp *resp = &qp->resp;
-	u32 len = be32_to_cpu(reth->len);
-	struct sroce_rd_res *res;
-	struct sroce_mr *mr;
-	u32 npkts, gen;
-	u64 iova;
-
-	if (len > SROCE_MAX_MSG_SIZE || !qp->attr.max_dest_rd_atomic)
-		return RESP_INV_REQ;
-	gen = 0;
-	if (len) {
-		mr = remote_mr(qp, be32_to_cpu(reth->rkey),
-			       be64_to_cpu(reth->va), len,
-			       IB_ACCESS_REMOTE_READ, &iova, &gen);
-		if (!mr)
-			return RESP_ACCESS;
-		sroce_mr_put(mr);
-	}
-	npkts = max(DIV_ROUND_UP(len, qp->mtu), 1U);
-	res = new_res(qp);
-	res->first_psn = pkt->psn;
-	res->last_psn = sroce_psn_add(pkt->psn, npkts - 1);
-	res->va = be64_to_cpu(reth->va);
-	res->rkey = be32_to_cpu(reth->rkey);
-	res->length = len;
-	res->srqn = resp->xsrqn;
-	res->gen = gen;
-
-	resp->read = (struct sroce_read) {
-		.active = true,
-		.first = true,
-		.psn = pkt->psn,
-		.va = res->va,
-		.rkey = res->rkey,
-		.left = len,
-		.srqn = res->srqn,
-		.gen = res->gen,
-	};
-	resp->msn = sroce_psn_add(resp->msn, 1);
-	resp->epsn = sroce_psn_add(res->last_psn, 1);
-	return RESP_OK;
-}
-
-static enum resp_result do_atomic(struct sroce_qp *qp, struct sk_buff *skb)
-{
-	struct sroce_atmeth *atm = sroce_pkt_hdr(skb, sroce_pkt_op(skb)->reth);
-	struct sroce_pkt *pkt = sroce_pkt(skb);
-	struct sroce_resp *resp = &qp->resp;
-	u64 va = be64_to_cpu(atm->va);
-	struct sroce_rd_res *res;
-	struct sroce_mr *mr;
-	u64 orig, iova;
-	int err;
-	u32 gen;
-
-	if (!qp->attr.max_dest_rd_atomic || !IS_ALIGNED(va, sizeof(u64)))
-		return RESP_INV_REQ;
-	mr = remote_mr(qp, be32_to_cpu(atm->rkey), va, sizeof(u64),
-		       IB_ACCESS_REMOTE_ATOMIC, &iova, &gen);
-	if (!mr)
-		return RESP_ACCESS;
-	/*
-	 * IBA 9.4.5: atomics are 8-byte aligned; others are invalid
-	 * requests (NAK codes: IBA table 47). A window or the MR's offset
-	 * into its first page may misalign an address the packet had
-	 * aligned; mem.c checks the memory itself.
-	 */
-	err = IS_ALIGNED(iova, sizeof(u64)) ?
-	      sroce_mem_atomic(mr, gen, iova,
-			       (pkt->opcode & SROCE_OPCODE_OP_MASK) ==
-			       IB_OPCODE_COMPARE_SWAP,
-			       be64_to_cpu(atm->compare),
-			       be64_to_cpu(atm->swap_add), &orig) : -EINVAL;
-	sroce_mr_put(mr);
-	if (err)
-		return err == -EACCES ? RESP_ACCESS : RESP_INV_REQ;
-
-	res = new_res(qp);
-	res->atomic = true;
-	res->first_psn = pkt->psn;
-	res->last_psn = pkt->psn;
-	res->orig = orig;
-	resp->msn = sroce_psn_add(resp->msn, 1);
-	resp->epsn = sroce_psn_add(pkt->psn, 1);
-	resp->done_psn = pkt->psn;
-	send_atomic_ack(qp, pkt->psn, orig);
-	return RESP_OK;
-}
-
-/*
- * An ATOMIC WRITE or FLUSH executed: keep a resource to answer its
- * duplicates, account it, and answer with an empty READ response.
- */
-static void executed_empty(struct sroce_qp *qp, u32 psn)
-{
-	struct sroce_resp *resp = &qp->resp;
-	struct sroce_rd_res *res = new_res(qp);
-
-	res->empty = true;
-	res->first_psn = psn;
-	res->last_psn = psn;
-	resp->msn = sroce_psn_add(resp->msn, 1);
-	resp->epsn = sroce_psn_add(psn, 1);
-	resp->done_psn = psn;
-	send_empty_read_resp(qp, psn);
-}
-
-/* ATOMIC WRITE (IBA 1.5, 9.4.7): an 8-byte store, single-copy atomic. */
-static enum resp_result do_atomic_write(struct sroce_qp *qp,
-					struct sk_buff *skb)
-{
-	const struct sroce_opcode_info *op = sroce_pkt_op(skb);
-	struct sroce_reth *reth = sroce_pkt_hdr(skb, op->reth);
-	struct sroce_pkt *pkt = sroce_pkt(skb);
-	u64 va = be64_to_cpu(reth->va), iova, val;
-	struct sroce_mr *mr;
-	int err;
-	u32 gen;
-
-	if (!qp->attr.max_dest_rd_atomic || !IS_ALIGNED(va, sizeof(u64)) ||
-	    be32_to_cpu(reth->len) != sizeof(u64) || pkt->paylen != sizeof(u64))
-		return RESP_INV_REQ;
-	mr = remote_mr(qp, be32_to_cpu(reth->rkey), va, sizeof(u64),
-		       IB_ACCESS_REMOTE_WRITE, &iova, &gen);
-	if (!mr)
-		return RESP_ACCESS;
-	/* The bytes land as they came, in one store; aligned as atomics. */
-	skb_copy_bits(skb, op->hdr_len, &val, sizeof(val));
-	err = IS_ALIGNED(iova, sizeof(u64)) ?
-	      sroce_mem_atomic_write(mr, gen, iova, val) : -EINVAL;
-	sroce_mr_put(mr);
-	if (err)
-		return err == -EACCES ? RESP_ACCESS : RESP_INV_REQ;
-
-	executed_empty(qp, pkt->psn);
-	return RESP_OK;
-}
-
-/* The access right a FLUSH's placement type needs, 0 if none may. */
-static int flush_access(u8 plt)
-{
-	switch (plt) {
-	case SROCE_FLUSH_GLOBAL:
-		return IB_ACCESS_FLUSH_GLOBAL;
-	case SROCE_FLUSH_PERSISTENT:
-		return IB_ACCESS_FLUSH_PERSISTENT;
-	case SROCE_FLUSH_GLOBAL | SROCE_FLUSH_PERSISTENT:
-		return IB_ACCESS_FLUSH_GLOBAL ? IB_ACCESS_FLUSH_GLOBAL |
-						IB_ACCESS_FLUSH_PERSISTENT : 0;
-	default:
-		return 0;
-	}
-}
-
-/*
- * FLUSH (IBA 1.5, 9.4.6): make what earlier requests placed in the range
- * (or in the whole MR) globally visible. sroce places data with CPU
- * stores, so a write barrier does it. Persistence is not offered: no MR
- * can grant IB_ACCESS_FLUSH_PERSISTENT (see mr.c).
- */
-static enum resp_result do_flush(struct sroce_qp *qp, struct sk_buff *skb)
-{
-	const struct sroce_opcode_info *op = sroce_pkt_op(skb);
-	struct sroce_feth *feth = sroce_pkt_hdr(skb, op->feth);
-	struct sroce_reth *reth = sroce_pkt_hdr(skb, op->reth);
-	struct sroce_pkt *pkt = sroce_pkt(skb);
-	int access = flush_access(sroce_feth_plt(feth));
-	u8 sel = sroce_feth_sel(feth);
-	struct sroce_mr *mr;
-	u64 iova, len;
-	u32 gen;
-
-	if (!qp->attr.max_dest_rd_atomic || !access ||
-	    (qp->attr.access_flags & access) != access ||
-	    (sel != SROCE_FLUSH_RANGE && sel != SROCE_FLUSH_MR))
-		return RESP_INV_REQ;
-	/* An MR-wide flush checks only the key; a range flush its range. */
-	len = sel == SROCE_FLUSH_MR ? 0 : be32_to_cpu(reth->len);
-	if (sel == SROCE_FLUSH_MR || len) {
-		mr = remote_mr(qp, be32_to_cpu(reth->rkey),
-			       be64_to_cpu(reth->va), len, access, &iova,
-			       &gen);
-		if (!mr)
-			return RESP_ACCESS;
-		sroce_mr_put(mr);
-	}
-	wmb();	/* every store executed before this request is visible */
-
-	executed_empty(qp, pkt->psn);
-	return RESP_OK;
-}
-
-/* Opcode sequence and QP access rights; then execute. */
-static enum resp_result execute(struct sroce_qp *qp, struct sk_buff *skb)
-{
-	struct sroce_pkt *pkt = sroce_pkt(skb);
-	struct sroce_resp *resp = &qp->resp;
-	int access = qp->attr.access_flags;
-	u32 f = pkt->flags;
-
-	if (resp->in_msg ? !(f & resp->in_msg) || (f & SROCE_OP_FIRST) :
-	    !(f & SROCE_OP_FIRST))
-		return RESP_INV_REQ;
-	if (((f & (SROCE_OP_WRITE | SROCE_OP_ATOMIC_WRITE)) &&
-	     !(access & IB_ACCESS_REMOTE_WRITE)) ||
-	    ((f & SROCE_OP_READ) && !(access & IB_ACCESS_REMOTE_READ)) ||
-	    ((f & SROCE_OP_ATOMIC) && !(access & IB_ACCESS_REMOTE_ATOMIC)))
-		return RESP_INV_REQ;
-
-	if (f & SROCE_OP_SEND)
-		return do_send(qp, skb);
-	if (f & SROCE_OP_WRITE)
-		return do_write(qp, skb);
-	if (f & SROCE_OP_READ)
-		return do_read(qp, skb);
-	if (f & SROCE_OP_ATOMIC_WRITE)
-		return do_atomic_write(qp, skb);
-	if (f & SROCE_OP_FLUSH)
-		return do_flush(qp, skb);
-	return do_atomic(qp, skb);
 }
 
 /* After a SEND or WRITE packet executed: sequence state and the ACK. */
@@ -814,7 +182,7 @@ static void resp_error(struct sroce_qp *qp, enum resp_result res, u32 psn)
 
 	/*
 	 * The receive CQ overflowed: the QP has failed already (IBA 11.6.3.1,
-	 * complete_rwqe()). Nothing is acknowledged: the requester's retries
+	 * sroce_exec_complete_rwqe()). Nothing is acknowledged: the requester's retries
 	 * end in a retry error, as with rdma_rxe.
 	 */
 	if (res == RESP_CQ_FULL)
@@ -823,22 +191,22 @@ static void resp_error(struct sroce_qp *qp, enum resp_result res, u32 psn)
 	sroce_fault_error_delay();
 	if (sroce_qp_is_reliable(qp) && res == RESP_RNR) {
 		sroce_stats_add(&sdev->stats, SROCE_STAT_RNR_NAKS_SENT, 1);
-		send_nak(qp, SROCE_AETH_RNR_NAK | qp->attr.min_rnr_timer, psn);
+		sroce_reply_nak(qp, SROCE_AETH_RNR_NAK | qp->attr.min_rnr_timer, psn);
 		return;
 	}
 	if (sroce_qp_is_reliable(qp) || e->local) {
 		if (sroce_qp_is_reliable(qp)) {
 			sroce_stats_add(&sdev->stats, SROCE_STAT_NAKS_SENT, 1);
-			send_nak(qp, SROCE_AETH_NAK | e->nak, psn);
+			sroce_reply_nak(qp, SROCE_AETH_NAK | e->nak, psn);
 		}
-		fail_rwqe(qp, e->status);
+		sroce_exec_fail_rwqe(qp, e->status);
 		if (sroce_qp_fail(qp, e->status) && e->event)
 			sroce_qp_event(qp, e->event);
 		return;
 	}
 	sroce_stats_drop(&sdev->stats, e->drop);
 	if (qp->srq && res != RESP_RNR)
-		fail_rwqe(qp, e->status);
+		sroce_exec_fail_rwqe(qp, e->status);
 	if (qp->ibqp.qp_type == IB_QPT_UC)
 		drop_msg(qp);
 	else
@@ -887,13 +255,13 @@ static void duplicate(struct sroce_qp *qp, struct sk_buff *skb)
 		return;
 	if (pkt->flags & SROCE_OP_ATOMIC) {
 		if (res->atomic && res->first_psn == pkt->psn)
-			send_atomic_ack(qp, pkt->psn, res->orig);
+			sroce_reply_atomic_ack(qp, pkt->psn, res->orig);
 		return;
 	}
 	/* Executed once; only the response is repeated. */
 	if (pkt->flags & (SROCE_OP_ATOMIC_WRITE | SROCE_OP_FLUSH)) {
 		if (res->empty && res->first_psn == pkt->psn)
-			send_empty_read_resp(qp, pkt->psn);
+			sroce_reply_empty_read(qp, pkt->psn);
 		return;
 	}
 	if (res->atomic || res->empty)
@@ -930,8 +298,8 @@ static void recv_rc(struct sroce_qp *qp, struct sk_buff *skb)
 		sroce_stats_add(&qp_dev(qp)->stats, SROCE_STAT_SEQ_ERRORS, 1);
 		if (!resp->nak_sent) {
 			resp->nak_sent = true;
-			send_nak(qp, SROCE_AETH_NAK | SROCE_NAK_PSN_SEQ_ERR,
-				 resp->epsn);
+			sroce_reply_nak(qp, SROCE_AETH_NAK | SROCE_NAK_PSN_SEQ_ERR,
+					resp->epsn);
 		}
 		return;
 	}
@@ -941,7 +309,7 @@ static void recv_rc(struct sroce_qp *qp, struct sk_buff *skb)
 	}
 	resp->nak_sent = false;
 
-	res = execute(qp, skb);
+	res = sroce_exec_request(qp, skb);
 	if (res != RESP_OK)
 		resp_error(qp, res, pkt->psn);
 	else if (pkt->flags & (SROCE_OP_SEND | SROCE_OP_WRITE))
@@ -1000,7 +368,7 @@ static void recv_uc(struct sroce_qp *qp, struct sk_buff *skb)
 		resp->drop_msg = false;
 		resp->in_msg = 0;
 	}
-	res = execute(qp, skb);
+	res = sroce_exec_request(qp, skb);
 	if (res == RESP_OK)
 		advance(qp, pkt);
 	else
@@ -1044,7 +412,7 @@ static void recv_ud(struct sroce_qp *qp, struct sk_buff *skb)
 		return sroce_stats_drop(&sdev->stats, SROCE_STAT_RX_DROP_QKEY);
 	if (pkt->paylen > qp->mtu)
 		return sroce_stats_drop(&sdev->stats, SROCE_STAT_RX_DROP_LENGTH);
-	res = need_rwqe(qp);
+	res = sroce_exec_need_rwqe(qp);
 	if (res == RESP_OK &&
 	    sroce_sgl_length(resp->rwqe.sge, resp->rwqe.num_sge) <
 	    sizeof(grh) + pkt->paylen)
@@ -1071,81 +439,7 @@ static void recv_ud(struct sroce_qp *qp, struct sk_buff *skb)
 		wc.ex.imm_data = ((struct sroce_immdt *)
 				  sroce_pkt_hdr(skb, op->immdt))->imm;
 	}
-	complete_rwqe(qp, &wc, pkt->se);
-}
-
-/*
- * Send up to @budget packets of the READ response under way. Returns how
- * many, or -ENOMEM when a packet buffer could not be had: the engine was
- * kicked, to go on a tick later.
- */
-static int send_read_resp(struct sroce_qp *qp, int budget)
-{
-	struct sroce_read *rd = &qp->resp.read;
-	const struct sroce_opcode_info *op;
-	struct sroce_mr *mr;
-	struct sk_buff *skb;
-	u32 paylen, gen;
-	bool last, ok;
-	u64 iova;
-	u8 opcode;
-	int sent = 0;
-	int err = 0;
-
-	flush_ack(qp);
-	/* An XRC target reads with the PD of the SRQ the READ named. */
-	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT && rd->active)
-		qp->resp.xsrq = sroce_srq_get_xrc(qp_dev(qp), rd->srqn,
-						  qp->xrcd);
-	while (rd->active && sent < budget) {
-		paylen = min(rd->left, qp->mtu);
-		last = rd->left == paylen;
-		if (rd->first)
-			opcode = last ? IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY :
-					IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST;
-		else
-			opcode = last ? IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST :
-					IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE;
-		op = &sroce_opcodes[opcode];
-		skb = resp_alloc(qp, opcode, rd->psn, paylen);
-		if (!skb) {
-			sroce_task_kick(&qp->resp.task);
-			err = -ENOMEM;
-			break;
-		}
-		if (paylen) {
-			mr = remote_mr(qp, rd->rkey, rd->va, paylen,
-				       IB_ACCESS_REMOTE_READ, &iova, &gen);
-			ok = mr && gen == rd->gen &&
-			     sroce_mem_copy_out(mr, gen, iova,
-						skb->data + op->hdr_len, paylen);
-			if (mr)
-				sroce_mr_put(mr);
-			if (!ok) {
-				/*
-				 * Deregistered, invalidated or registered
-				 * anew under us: no byte of another
-				 * registration is sent.
-				 */
-				kfree_skb(skb);
-				resp_error(qp, RESP_ACCESS, rd->psn);
-				rd->active = false;
-				break;
-			}
-		}
-		resp_xmit(qp, skb);
-		rd->psn = sroce_psn_add(rd->psn, 1);
-		rd->va += paylen;
-		rd->left -= paylen;
-		rd->first = false;
-		rd->active = !last;
-		sent++;
-	}
-	if (qp->resp.xsrq) {
-		sroce_srq_put(qp->resp.xsrq);
-		qp->resp.xsrq = NULL;
-	}
-	return err ?: sent;
+	sroce_exec_complete_rwqe(qp, &wc, pkt->se);
 }
 
 static void handle_request(struct sroce_qp *qp, struct sk_buff *skb)
@@ -1177,7 +471,7 @@ static bool flush_rq(struct sroce_qp *qp)
 	const struct sroce_recv_wqe *w;
 	u32 count;
 
-	fail_rwqe(qp, IB_WC_WR_FLUSH_ERR);
+	sroce_exec_fail_rwqe(qp, IB_WC_WR_FLUSH_ERR);
 	/* IBA 11.6.3.1: no WQE of the SRQ will be taken any more. */
 	if (qp->srq && !qp->resp.last_wqe) {
 		qp->resp.last_wqe = true;
@@ -1220,14 +514,18 @@ static bool resp_engine(struct sroce_task *task)
 	}
 	if (state == IB_QPS_ERR) {
 		skb_queue_purge(&resp->req_pkts);
-		flush_ack(qp);
+		sroce_reply_flush_ack(qp);
 		return flush_rq(qp);
 	}
 	if (sroce_fault_resp_held(qp_dev(qp)))
 		return false;
 	while (budget > 0) {
 		if (resp->read.active) {
-			sent = send_read_resp(qp, budget);
+			sent = sroce_exec_read_resp(qp, budget);
+			if (sent == -EACCES) {
+				resp_error(qp, RESP_ACCESS, resp->read.psn);
+				sent = 0;
+			}
 			kicked = sent < 0;
 			if (kicked || resp->read.active)
 				break;
@@ -1257,7 +555,7 @@ static bool resp_engine(struct sroce_task *task)
 	 * has handed over its whole batch (NET_RX before TASKLET; in
 	 * loopback, when the sender's run ends), so that a batch earns one
 	 * ACK (9.7.5.1.5). A response of a later PSN in between sends it
-	 * first (flush_ack()). The ack_hold knob (fault.c) keeps it at the
+	 * first (sroce_reply_flush_ack()). The ack_hold knob (fault.c) keeps it at the
 	 * end of a tasklet's run too, for tests.
 	 */
 	more = !kicked &&
@@ -1268,7 +566,7 @@ static bool resp_engine(struct sroce_task *task)
 		if (sroce_fault_ack_held(qp_dev(qp)))
 			return more;
 	}
-	flush_ack(qp);
+	sroce_reply_flush_ack(qp);
 	return more;
 }
 
@@ -1317,7 +615,7 @@ void sroce_resp_stop(struct sroce_qp *qp)
 	skb_queue_purge(&qp->resp.req_pkts);
 	/* The engine is stopped: nothing else reads or sets ack_pending. */
 	local_bh_disable();
-	flush_ack(qp);
+	sroce_reply_flush_ack(qp);
 	local_bh_enable();
 }
 
