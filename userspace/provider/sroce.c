@@ -18,17 +18,15 @@
 #include <config.h>
 
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <ccan/array_size.h>
 
 #include "sroce.h"
+#include "ring.h"
 
 /*
  * An out-of-tree driver has no driver id of its own, so libibverbs can only
@@ -40,144 +38,6 @@ static const struct verbs_match_ent sroce_match_table[] = {
 	VERBS_MODALIAS_MATCH("rdma_device:Nsroce*", NULL),
 	{},
 };
-
-/* ------------------------------------------------------------------ */
-/* Shared rings */
-
-static uint32_t ring_load_acquire(const uint32_t *p)
-{
-	return atomic_load_explicit((_Atomic(uint32_t) *)p,
-				    memory_order_acquire);
-}
-
-static void ring_store_release(uint32_t *p, uint32_t val)
-{
-	atomic_store_explicit((_Atomic(uint32_t) *)p, val,
-			      memory_order_release);
-}
-
-static void *ring_slot(const struct sroce_ring *ring, uint32_t index)
-{
-	return ring->data + (size_t)(index & ring->mask) * ring->entry_size;
-}
-
-/*
- * Check what the kernel says about a queue before trusting it with an
- * address: a power-of-two ring of entries at least @min_entry bytes, all
- * inside a mapping of the announced size.
- */
-static int ring_check(const struct sroce_queue_info *info,
-		      uint32_t data_offset, size_t min_entry)
-{
-	uint32_t n = info->num_entries;
-	uint64_t need;
-
-	if (!n || (n & (n - 1)) || n > (1U << 31))
-		return EINVAL;
-	if (info->entry_size < min_entry || info->entry_size % 64)
-		return EINVAL;
-	need = data_offset + (uint64_t)n * info->entry_size;
-	if (info->mmap_size < need || info->mmap_size > SIZE_MAX)
-		return EINVAL;
-	return 0;
-}
-
-/*
- * Map one queue. A queue the kernel did not allocate (mmap_size 0) is
- * left absent with ring->hdr NULL.
- */
-static int ring_map(struct sroce_ring *ring, struct ibv_context *ibctx,
-		    const struct sroce_queue_info *info, size_t min_entry)
-{
-	uint32_t data_offset = to_sctx(ibctx)->queue_data_offset;
-	void *map;
-	int ret;
-
-	memset(ring, 0, sizeof(*ring));
-	if (!info->mmap_size)
-		return 0;
-
-	ret = ring_check(info, data_offset, min_entry);
-	if (ret)
-		return ret;
-
-	map = mmap(NULL, info->mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		   ibctx->cmd_fd, info->mmap_offset);
-	if (map == MAP_FAILED)
-		return errno;
-
-	ring->hdr = map;
-	ring->data = (uint8_t *)map + data_offset;
-	ring->map_size = info->mmap_size;
-	ring->num_entries = info->num_entries;
-	ring->mask = info->num_entries - 1;
-	ring->entry_size = info->entry_size;
-	return 0;
-}
-
-static void ring_unmap(struct sroce_ring *ring)
-{
-	if (ring->hdr)
-		munmap(ring->hdr, ring->map_size);
-	memset(ring, 0, sizeof(*ring));
-}
-
-/* A CQ ring starts where the kernel says its consumer is. */
-static int cq_ring_map(struct sroce_ring *ring, struct ibv_context *ibctx,
-		       const struct sroce_queue_info *info)
-{
-	int ret;
-
-	if (!info->mmap_size)
-		return EINVAL;
-	ret = ring_map(ring, ibctx, info, sizeof(struct sroce_cqe));
-	if (ret)
-		return ret;
-	ring->index = ring_load_acquire(&ring->hdr->consumer);
-	return 0;
-}
-
-/* A work queue ring starts where the kernel says its producer is. */
-static int wq_map(struct sroce_wq *wq, struct ibv_context *ibctx,
-		  const struct sroce_queue_info *info, size_t min_entry)
-{
-	int ret;
-
-	ret = ring_map(&wq->ring, ibctx, info, min_entry);
-	if (ret)
-		return ret;
-	if (wq->ring.hdr)
-		wq->ring.index = ring_load_acquire(&wq->ring.hdr->producer);
-	pthread_spin_init(&wq->lock, PTHREAD_PROCESS_PRIVATE);
-	return 0;
-}
-
-/*
- * Adopt the limits the kernel reported for a mapped work queue, after
- * checking them against the ring: at most one request per slot
- * outstanding, and the largest scatter list or inline payload within one
- * entry past its @hdr_size header (ring_check() made the entry at least
- * that large).
- */
-static int wq_set_limits(struct sroce_wq *wq, size_t hdr_size,
-			 uint32_t max_wr, uint32_t max_sge, uint32_t max_inline)
-{
-	size_t room = wq->ring.entry_size - hdr_size;
-
-	if (max_wr > wq->ring.num_entries ||
-	    max_sge > room / sizeof(struct sroce_sge) || max_inline > room)
-		return EINVAL;
-	wq->max_wr = max_wr;
-	wq->max_sge = max_sge;
-	wq->max_inline = max_inline;
-	return 0;
-}
-
-static void wq_unmap(struct sroce_wq *wq)
-{
-	ring_unmap(&wq->ring);
-	pthread_spin_destroy(&wq->lock);
-}
 
 /* ------------------------------------------------------------------ */
 /* Device, port, PD, MR, MW */
@@ -367,6 +227,21 @@ static int sroce_close_xrcd(struct ibv_xrcd *ibxrcd)
 
 /* ------------------------------------------------------------------ */
 /* Completion queues */
+
+/* A CQ ring starts where the kernel says its consumer is. */
+static int cq_ring_map(struct sroce_ring *ring, struct ibv_context *ibctx,
+		       const struct sroce_queue_info *info)
+{
+	int ret;
+
+	if (!info->mmap_size)
+		return EINVAL;
+	ret = sroce_ring_map(ring, ibctx, info, sizeof(struct sroce_cqe));
+	if (ret)
+		return ret;
+	ring->index = ring_load_acquire(&ring->hdr->consumer);
+	return 0;
+}
 
 /*
  * The service level a completion reports. struct ibv_wc has no field for
@@ -687,7 +562,7 @@ static int sroce_resize_cq(struct ibv_cq *ibcq, int cqe)
 	old = cq->ring;
 	ret = cq_ring_map(&cq->ring, ibcq->context, &resp.cq);
 	/* On failure the CQ is left without a ring and polls fail. */
-	ring_unmap(&old);
+	sroce_ring_unmap(&old);
 out:
 	pthread_spin_unlock(&cq->lock);
 	return ret;
@@ -702,7 +577,7 @@ static int sroce_destroy_cq(struct ibv_cq *ibcq)
 	if (ret)
 		return ret;
 
-	ring_unmap(&cq->ring);
+	sroce_ring_unmap(&cq->ring);
 	pthread_spin_destroy(&cq->lock);
 	free(cq);
 	return 0;
@@ -723,13 +598,14 @@ static int srq_map(struct sroce_srq *srq, struct ibv_context *ibctx,
 
 	if (!resp->rq.mmap_size)
 		return EINVAL;
-	ret = wq_map(&srq->rq, ibctx, &resp->rq, sizeof(struct sroce_recv_wqe));
+	ret = sroce_wq_map(&srq->rq, ibctx, &resp->rq,
+			   sizeof(struct sroce_recv_wqe));
 	if (ret)
 		return ret;
-	ret = wq_set_limits(&srq->rq, sizeof(struct sroce_recv_wqe),
-			    attr->max_wr, attr->max_sge, 0);
+	ret = sroce_wq_set_limits(&srq->rq, sizeof(struct sroce_recv_wqe),
+				  attr->max_wr, attr->max_sge, 0);
 	if (ret) {
-		wq_unmap(&srq->rq);
+		sroce_wq_unmap(&srq->rq);
 		return ret;
 	}
 	srq->srq_num = resp->srq_num;
@@ -833,17 +709,18 @@ static int srq_remap(struct sroce_srq *srq, struct ibv_context *ibctx,
 
 	ret = EINVAL;
 	if (info->mmap_size)
-		ret = ring_map(&rq->ring, ibctx, info,
-			       sizeof(struct sroce_recv_wqe));
+		ret = sroce_ring_map(&rq->ring, ibctx, info,
+				     sizeof(struct sroce_recv_wqe));
 	if (!ret)
-		ret = wq_set_limits(rq, sizeof(struct sroce_recv_wqe),
-				    rq->ring.num_entries, rq->max_sge, 0);
+		ret = sroce_wq_set_limits(rq, sizeof(struct sroce_recv_wqe),
+					  rq->ring.num_entries, rq->max_sge,
+					  0);
 	if (ret)
-		ring_unmap(&rq->ring);
+		sroce_ring_unmap(&rq->ring);
 	else
 		rq->ring.index = ring_load_acquire(&rq->ring.hdr->producer);
 	rq->room = 0;
-	ring_unmap(&old);
+	sroce_ring_unmap(&old);
 	return ret;
 }
 
@@ -892,7 +769,7 @@ static int sroce_destroy_srq(struct ibv_srq *ibsrq)
 	if (ret)
 		return ret;
 
-	wq_unmap(&srq->rq);
+	sroce_wq_unmap(&srq->rq);
 	free(srq);
 	return 0;
 }
@@ -919,38 +796,43 @@ static int qp_map(struct sroce_qp *qp, struct ibv_context *ibctx,
 	if (has_sq != !!resp->sq.mmap_size || has_rq != !!resp->rq.mmap_size)
 		return EINVAL;
 
-	ret = wq_map(&qp->sq, ibctx, &resp->sq, sizeof(struct sroce_send_wqe));
+	ret = sroce_wq_map(&qp->sq, ibctx, &resp->sq,
+			   sizeof(struct sroce_send_wqe));
 	if (ret)
 		return ret;
 	if (has_sq) {
-		ret = wq_set_limits(&qp->sq, sizeof(struct sroce_send_wqe),
-				    cap->max_send_wr, cap->max_send_sge,
-				    cap->max_inline_data);
+		ret = sroce_wq_set_limits(&qp->sq,
+					  sizeof(struct sroce_send_wqe),
+					  cap->max_send_wr, cap->max_send_sge,
+					  cap->max_inline_data);
 		if (ret)
 			goto err_sq;
 	}
-	ret = wq_map(&qp->rq, ibctx, &resp->rq, sizeof(struct sroce_recv_wqe));
+	ret = sroce_wq_map(&qp->rq, ibctx, &resp->rq,
+			   sizeof(struct sroce_recv_wqe));
 	if (ret)
 		goto err_sq;
 	if (qp->rq.ring.hdr) {
-		ret = wq_set_limits(&qp->rq, sizeof(struct sroce_recv_wqe),
-				    cap->max_recv_wr, cap->max_recv_sge, 0);
+		ret = sroce_wq_set_limits(&qp->rq,
+					  sizeof(struct sroce_recv_wqe),
+					  cap->max_recv_wr, cap->max_recv_sge,
+					  0);
 		if (ret)
 			goto err_rq;
 	}
 	return 0;
 
 err_rq:
-	wq_unmap(&qp->rq);
+	sroce_wq_unmap(&qp->rq);
 err_sq:
-	wq_unmap(&qp->sq);
+	sroce_wq_unmap(&qp->sq);
 	return ret;
 }
 
 static void qp_unmap(struct sroce_qp *qp)
 {
-	wq_unmap(&qp->rq);
-	wq_unmap(&qp->sq);
+	sroce_wq_unmap(&qp->rq);
+	sroce_wq_unmap(&qp->sq);
 }
 
 static struct ibv_qp *sroce_create_qp(struct ibv_pd *ibpd,
@@ -1411,67 +1293,6 @@ static void send_wqe_write(const struct sroce_qp *qp,
 }
 
 /*
- * The slot for the next entry, or NULL when max_wr requests are
- * outstanding. Called with wq->lock held. The kernel's consumer index is
- * read only when the free slots counted last time are used up; the acquire
- * orders the kernel's reads of the slots it gave back before our writes.
- */
-static void *wq_next_slot(struct sroce_wq *wq)
-{
-	uint32_t used;
-
-	if (!wq->room) {
-		used = wq->ring.index - ring_load_acquire(&wq->ring.hdr->consumer);
-		/* A consumer ahead of the producer is nonsense: no room. */
-		wq->room = used < wq->max_wr ? wq->max_wr - used : 0;
-		if (!wq->room)
-			return NULL;
-	}
-	return ring_slot(&wq->ring, wq->ring.index);
-}
-
-static void wq_advance(struct sroce_wq *wq)
-{
-	wq->ring.index++;
-	wq->room--;
-}
-
-/*
- * Make the entries written so far visible: one release store of the
- * producer index for however many entries. Called with wq->lock held.
- */
-static void wq_publish(struct sroce_wq *wq)
-{
-	ring_store_release(&wq->ring.hdr->producer, wq->ring.index);
-}
-
-/*
- * After wq_publish(): does the kernel need a doorbell? The kernel sets
- * NEED_WAKEUP, then issues a full barrier and looks at the producer index
- * a last time before it goes idle; we store the producer index, then issue
- * a full barrier and look at the flag. With both barriers at least one
- * side sees the other's store, so a post is never left unnoticed.
- */
-static bool wq_needs_doorbell(struct sroce_wq *wq)
-{
-	atomic_thread_fence(memory_order_seq_cst);
-	return atomic_load_explicit((_Atomic(uint32_t) *)&wq->ring.hdr->flags,
-				    memory_order_relaxed) &
-	       SROCE_QUEUE_NEED_WAKEUP;
-}
-
-/* Send one uverbs command with no work request in it: a doorbell. */
-static int doorbell_write(struct ibv_context *ibctx, const void *cmd,
-			  size_t size)
-{
-	ssize_t ret = write(ibctx->cmd_fd, cmd, size);
-
-	if (ret == (ssize_t)size)
-		return 0;
-	return ret < 0 ? errno : EIO;
-}
-
-/*
  * As rdma-core's rxe provider does: the kernel's post_send is called with
  * no work request. wqe_size must still be a plausible struct size.
  */
@@ -1489,7 +1310,7 @@ static int qp_send_doorbell(struct ibv_qp *ibqp)
 	cmd.response = (uintptr_t)&resp;
 	cmd.qp_handle = ibqp->handle;
 	cmd.wqe_size = sizeof(struct ib_uverbs_send_wr);
-	return doorbell_write(ibqp->context, &cmd, sizeof(cmd));
+	return sroce_doorbell_write(ibqp->context, &cmd, sizeof(cmd));
 }
 
 static int qp_recv_doorbell(struct ibv_qp *ibqp)
@@ -1506,7 +1327,7 @@ static int qp_recv_doorbell(struct ibv_qp *ibqp)
 	cmd.response = (uintptr_t)&resp;
 	cmd.qp_handle = ibqp->handle;
 	cmd.wqe_size = sizeof(struct ib_uverbs_recv_wr);
-	return doorbell_write(ibqp->context, &cmd, sizeof(cmd));
+	return sroce_doorbell_write(ibqp->context, &cmd, sizeof(cmd));
 }
 
 static int srq_recv_doorbell(struct ibv_srq *ibsrq)
@@ -1523,7 +1344,7 @@ static int srq_recv_doorbell(struct ibv_srq *ibsrq)
 	cmd.response = (uintptr_t)&resp;
 	cmd.srq_handle = ibsrq->handle;
 	cmd.wqe_size = sizeof(struct ib_uverbs_recv_wr);
-	return doorbell_write(ibsrq->context, &cmd, sizeof(cmd));
+	return sroce_doorbell_write(ibsrq->context, &cmd, sizeof(cmd));
 }
 
 /* Check and write one send work request. Called with sq->lock held. */
@@ -1538,7 +1359,7 @@ static int sq_post_one(struct sroce_qp *qp, const struct ibv_send_wr *wr,
 	ret = send_wr_check(qp, wr, op, bind_type);
 	if (ret)
 		return ret;
-	slot = wq_next_slot(&qp->sq);
+	slot = sroce_wq_next_slot(&qp->sq);
 	if (!slot)
 		return ENOMEM;
 	send_wqe_write(qp, wr, op, slot);
@@ -1608,7 +1429,7 @@ static int rq_post_one(struct sroce_wq *rq, const struct ibv_recv_wr *wr)
 
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > rq->max_sge)
 		return EINVAL;
-	wqe = wq_next_slot(rq);
+	wqe = sroce_wq_next_slot(rq);
 	if (!wqe)
 		return ENOMEM;
 	wqe->wr_id = wr->wr_id;
@@ -1864,7 +1685,7 @@ static struct sroce_send_wqe *wr_begin(struct ibv_qp_ex *ibqp,
 	b->op = send_opcode(type, opcode);
 	if (!b->op || (ibqp->wr_flags & ~SROCE_SEND_FLAGS))
 		return wr_fail(b, EINVAL);
-	wqe = wq_next_slot(&qp->sq);
+	wqe = sroce_wq_next_slot(&qp->sq);
 	if (!wqe)
 		return wr_fail(b, ENOMEM);
 	wq_advance(&qp->sq);
