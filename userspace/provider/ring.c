@@ -138,12 +138,60 @@ void *sroce_wq_next_slot(struct sroce_wq *wq)
 	return ring_slot(&wq->ring, wq->ring.index);
 }
 
-int sroce_doorbell_write(struct ibv_context *ibctx, const void *cmd,
-			 size_t size)
-{
-	ssize_t ret = write(ibctx->cmd_fd, cmd, size);
+/*
+ * The doorbell, rung as rdma-core's rxe provider rings the kernel: the
+ * queue's uverbs POST_* command with no work request in it. wqe_size must
+ * still be a plausible size of one work request.
+ */
+static const struct {
+	uint32_t command;
+	uint32_t wqe_size;
+} doorbells[] = {
+	[SROCE_DOORBELL_SQ] = { IB_USER_VERBS_CMD_POST_SEND,
+				sizeof(struct ib_uverbs_send_wr) },
+	[SROCE_DOORBELL_RQ] = { IB_USER_VERBS_CMD_POST_RECV,
+				sizeof(struct ib_uverbs_recv_wr) },
+	[SROCE_DOORBELL_SRQ] = { IB_USER_VERBS_CMD_POST_SRQ_RECV,
+				 sizeof(struct ib_uverbs_recv_wr) },
+};
 
-	if (ret == (ssize_t)size)
+/*
+ * The three commands are laid out alike: the response's address, the
+ * QP's or SRQ's handle, two counts (0 in a doorbell) and wqe_size, and
+ * the same 4-byte response. So POST_SEND's struct serves all three.
+ */
+#define POST_LIKE_SEND(cmd, handle, resp)				\
+	static_assert(sizeof(struct cmd) == sizeof(struct ibv_post_send) && \
+		      offsetof(struct cmd, response) ==			\
+		      offsetof(struct ibv_post_send, response) &&	\
+		      offsetof(struct cmd, handle) ==			\
+		      offsetof(struct ibv_post_send, qp_handle) &&	\
+		      offsetof(struct cmd, wqe_size) ==			\
+		      offsetof(struct ibv_post_send, wqe_size) &&	\
+		      sizeof(struct resp) ==				\
+		      sizeof(struct ib_uverbs_post_send_resp), #cmd)
+POST_LIKE_SEND(ibv_post_recv, qp_handle, ib_uverbs_post_recv_resp);
+POST_LIKE_SEND(ibv_post_srq_recv, srq_handle,
+	       ib_uverbs_post_srq_recv_resp);
+
+int sroce_doorbell(struct ibv_context *ibctx, enum sroce_doorbell queue,
+		   uint32_t handle)
+{
+	struct ib_uverbs_post_send_resp resp;
+	struct ibv_post_send cmd = {
+		.hdr = {
+			.command = doorbells[queue].command,
+			.in_words = sizeof(cmd) / 4,
+			.out_words = sizeof(resp) / 4,
+		},
+	};
+	ssize_t ret;
+
+	cmd.response = (uintptr_t)&resp;
+	cmd.qp_handle = handle;		/* srq_handle of POST_SRQ_RECV */
+	cmd.wqe_size = doorbells[queue].wqe_size;
+	ret = write(ibctx->cmd_fd, &cmd, sizeof(cmd));
+	if (ret == (ssize_t)sizeof(cmd))
 		return 0;
 	return ret < 0 ? errno : EIO;
 }

@@ -73,8 +73,14 @@ int sroce_wq_set_limits(struct sroce_wq *wq, size_t hdr_size,
 void sroce_wq_unmap(struct sroce_wq *wq);
 void *sroce_wq_next_slot(struct sroce_wq *wq);
 
-/* Send one uverbs command with no work request in it: a doorbell. */
-int sroce_doorbell_write(struct ibv_context *ibctx, const void *cmd,
-			 size_t size);
+/* The queues that ring the kernel, by the uverbs command they ring with. */
+enum sroce_doorbell {
+	SROCE_DOORBELL_SQ,	/* a QP's send queue: POST_SEND */
+	SROCE_DOORBELL_RQ,	/* a QP's receive queue: POST_RECV */
+	SROCE_DOORBELL_SRQ,	/* an SRQ: POST_SRQ_RECV */
+};
+
+int sroce_doorbell(struct ibv_context *ibctx, enum sroce_doorbell queue,
+		   uint32_t handle);
 
 #endif /* SROCE_RING_H */

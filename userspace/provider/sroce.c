@@ -1292,61 +1292,6 @@ static void send_wqe_write(const struct sroce_qp *qp,
 	memcpy(wqe, &hdr, sizeof(hdr));
 }
 
-/*
- * As rdma-core's rxe provider does: the kernel's post_send is called with
- * no work request. wqe_size must still be a plausible struct size.
- */
-static int qp_send_doorbell(struct ibv_qp *ibqp)
-{
-	struct ib_uverbs_post_send_resp resp;
-	struct ibv_post_send cmd = {
-		.hdr = {
-			.command = IB_USER_VERBS_CMD_POST_SEND,
-			.in_words = sizeof(cmd) / 4,
-			.out_words = sizeof(resp) / 4,
-		},
-	};
-
-	cmd.response = (uintptr_t)&resp;
-	cmd.qp_handle = ibqp->handle;
-	cmd.wqe_size = sizeof(struct ib_uverbs_send_wr);
-	return sroce_doorbell_write(ibqp->context, &cmd, sizeof(cmd));
-}
-
-static int qp_recv_doorbell(struct ibv_qp *ibqp)
-{
-	struct ib_uverbs_post_recv_resp resp;
-	struct ibv_post_recv cmd = {
-		.hdr = {
-			.command = IB_USER_VERBS_CMD_POST_RECV,
-			.in_words = sizeof(cmd) / 4,
-			.out_words = sizeof(resp) / 4,
-		},
-	};
-
-	cmd.response = (uintptr_t)&resp;
-	cmd.qp_handle = ibqp->handle;
-	cmd.wqe_size = sizeof(struct ib_uverbs_recv_wr);
-	return sroce_doorbell_write(ibqp->context, &cmd, sizeof(cmd));
-}
-
-static int srq_recv_doorbell(struct ibv_srq *ibsrq)
-{
-	struct ib_uverbs_post_srq_recv_resp resp;
-	struct ibv_post_srq_recv cmd = {
-		.hdr = {
-			.command = IB_USER_VERBS_CMD_POST_SRQ_RECV,
-			.in_words = sizeof(cmd) / 4,
-			.out_words = sizeof(resp) / 4,
-		},
-	};
-
-	cmd.response = (uintptr_t)&resp;
-	cmd.srq_handle = ibsrq->handle;
-	cmd.wqe_size = sizeof(struct ib_uverbs_recv_wr);
-	return sroce_doorbell_write(ibsrq->context, &cmd, sizeof(cmd));
-}
-
 /* Check and write one send work request. Called with sq->lock held. */
 static int sq_post_one(struct sroce_qp *qp, const struct ibv_send_wr *wr,
 		       enum ibv_mw_type bind_type)
@@ -1379,7 +1324,8 @@ static int sq_publish_unlock(struct sroce_qp *qp, bool posted)
 	pthread_spin_unlock(&qp->sq.lock);
 	if (!posted || !wq_needs_doorbell(&qp->sq))
 		return 0;
-	return qp_send_doorbell(&qp->vqp.qp);
+	return sroce_doorbell(qp->vqp.qp.context, SROCE_DOORBELL_SQ,
+			      qp->vqp.qp.handle);
 }
 
 /*
@@ -1447,8 +1393,8 @@ static int rq_post_one(struct sroce_wq *rq, const struct ibv_recv_wr *wr)
  * mapped takes nothing (EIO).
  * Return: whether to ring the doorbell; *ret is the error, if any.
  */
-static bool rq_post(struct sroce_wq *rq, struct ibv_recv_wr *wr,
-		    struct ibv_recv_wr **bad_wr, int *ret)
+static bool rq_post_list(struct sroce_wq *rq, struct ibv_recv_wr *wr,
+			 struct ibv_recv_wr **bad_wr, int *ret)
 {
 	unsigned int posted = 0;
 	bool ring = false;
@@ -1476,20 +1422,20 @@ out:
 	return ring;
 }
 
-/* A QP on an SRQ has no RQ of its own to post to. */
-static int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
-			   struct ibv_recv_wr **bad_wr)
+/*
+ * Post a receive list, then ring the doorbell of @queue (@handle on
+ * @ibctx) if the kernel asked for it. A failing doorbell is returned as
+ * post_send() returns it.
+ */
+static int rq_post(struct sroce_wq *rq, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr, struct ibv_context *ibctx,
+		   enum sroce_doorbell queue, uint32_t handle)
 {
-	struct sroce_qp *qp = to_sqp(ibqp);
 	int ret, err;
 
-	if (!qp->rq.ring.hdr || ibqp->state == IBV_QPS_RESET) {
-		*bad_wr = wr;
-		return EINVAL;
-	}
-	if (!rq_post(&qp->rq, wr, bad_wr, &ret))
+	if (!rq_post_list(rq, wr, bad_wr, &ret))
 		return ret;
-	err = qp_recv_doorbell(ibqp);
+	err = sroce_doorbell(ibctx, queue, handle);
 	if (err && !ret) {
 		*bad_wr = NULL;
 		ret = err;
@@ -1497,20 +1443,25 @@ static int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	return ret;
 }
 
+/* A QP on an SRQ has no RQ of its own to post to. */
+static int sroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+			   struct ibv_recv_wr **bad_wr)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+
+	if (!qp->rq.ring.hdr || ibqp->state == IBV_QPS_RESET) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	return rq_post(&qp->rq, wr, bad_wr, ibqp->context, SROCE_DOORBELL_RQ,
+		       ibqp->handle);
+}
+
 static int sroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 			       struct ibv_recv_wr **bad_wr)
 {
-	struct sroce_srq *srq = to_ssrq(ibsrq);
-	int ret, err;
-
-	if (!rq_post(&srq->rq, wr, bad_wr, &ret))
-		return ret;
-	err = srq_recv_doorbell(ibsrq);
-	if (err && !ret) {
-		*bad_wr = NULL;
-		ret = err;
-	}
-	return ret;
+	return rq_post(&to_ssrq(ibsrq)->rq, wr, bad_wr, ibsrq->context,
+		       SROCE_DOORBELL_SRQ, ibsrq->handle);
 }
 
 /*
