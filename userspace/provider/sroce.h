@@ -23,12 +23,6 @@ DECLARE_DRV_CMD(sroce_cmd_alloc_pd, IB_USER_VERBS_CMD_ALLOC_PD,
 		empty, sroce_alloc_pd_resp);
 DECLARE_DRV_CMD(sroce_cmd_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
 		empty, sroce_create_ah_resp);
-DECLARE_DRV_CMD(sroce_cmd_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
-		empty, sroce_create_cq_resp);
-DECLARE_DRV_CMD(sroce_cmd_create_cq_ex, IB_USER_VERBS_EX_CMD_CREATE_CQ,
-		empty, sroce_create_cq_resp);
-DECLARE_DRV_CMD(sroce_cmd_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
-		empty, sroce_resize_cq_resp);
 DECLARE_DRV_CMD(sroce_cmd_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		empty, sroce_create_qp_resp);
 DECLARE_DRV_CMD(sroce_cmd_create_qp_ex, IB_USER_VERBS_EX_CMD_CREATE_QP,
