@@ -9,7 +9,6 @@
 #include <config.h>
 
 #include <errno.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -266,26 +265,21 @@ static void cq_ex_set_ops(struct ibv_cq_ex *cq_ex)
 /*
  * The rest of a create, once the kernel has answered @ret: map the CQ's
  * ring, or destroy the CQ again and free it, with errno set.
+ * Return: @cq, or NULL.
  */
-static bool cq_created(struct sroce_cq *cq, struct ibv_context *ibctx,
-		       int ret, const struct sroce_queue_info *info)
+static struct sroce_cq *cq_created(struct sroce_cq *cq,
+				   struct ibv_context *ibctx, int ret,
+				   const struct sroce_queue_info *info)
 {
 	if (ret)
-		goto err_free;
-
+		return sroce_create_failed(cq, ret);
 	ret = cq_ring_map(&cq->ring, ibctx, info);
-	if (ret)
-		goto err_destroy;
-
+	if (ret) {
+		ibv_cmd_destroy_cq(&cq->vcq.cq);
+		return sroce_create_failed(cq, ret);
+	}
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
-	return true;
-
-err_destroy:
-	ibv_cmd_destroy_cq(&cq->vcq.cq);
-err_free:
-	free(cq);
-	errno = ret;
-	return false;
+	return cq;
 }
 
 struct ibv_cq *sroce_create_cq(struct ibv_context *ibctx, int cqe,

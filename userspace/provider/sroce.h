@@ -8,9 +8,11 @@
 #ifndef SROCE_H
 #define SROCE_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include <infiniband/driver.h>
 #include <infiniband/kern-abi.h>
@@ -23,16 +25,6 @@ DECLARE_DRV_CMD(sroce_cmd_alloc_pd, IB_USER_VERBS_CMD_ALLOC_PD,
 		empty, sroce_alloc_pd_resp);
 DECLARE_DRV_CMD(sroce_cmd_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
 		empty, sroce_create_ah_resp);
-DECLARE_DRV_CMD(sroce_cmd_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
-		empty, sroce_create_qp_resp);
-DECLARE_DRV_CMD(sroce_cmd_create_qp_ex, IB_USER_VERBS_EX_CMD_CREATE_QP,
-		empty, sroce_create_qp_resp);
-DECLARE_DRV_CMD(sroce_cmd_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
-		empty, sroce_create_srq_resp);
-DECLARE_DRV_CMD(sroce_cmd_create_srq_ex, IB_USER_VERBS_CMD_CREATE_XSRQ,
-		empty, sroce_create_srq_resp);
-DECLARE_DRV_CMD(sroce_cmd_modify_srq, IB_USER_VERBS_CMD_MODIFY_SRQ,
-		sroce_modify_srq_cmd, empty);
 
 /*
  * Where the libibverbs that loaded the provider looks for VERBS_QP_EX in a
@@ -222,6 +214,18 @@ static inline struct sroce_qp *ex_to_sqp(struct ibv_qp_ex *ibqp)
 static inline struct sroce_srq *to_ssrq(struct ibv_srq *ibsrq)
 {
 	return container_of(ibsrq, struct sroce_srq, vsrq.srq);
+}
+
+/*
+ * A create verb gives up: free the provider's @obj (the kernel has no
+ * object for it, or has destroyed it again) and report @err in errno.
+ * Return: NULL, for the verb to return.
+ */
+static inline void *sroce_create_failed(void *obj, int err)
+{
+	free(obj);
+	errno = err;
+	return NULL;
 }
 
 #endif /* SROCE_H */
