@@ -14,6 +14,12 @@
  * The provider is built in rdma-core 56.1 but must also load into the
  * libibverbs 44.0 of Debian 12 (both private ABI 34): it uses no libibverbs
  * entry point younger than 44.0. scripts/build-provider checks that.
+ *
+ * This file matches the device, makes the context with its table of
+ * verbs, and holds the verbs that need no more than a uverbs command:
+ * queries, PD, MR, MW, XRCD and AH. The rings are in ring.c, CQs in cq.c,
+ * QPs and SRQs in qp.c, posting in post.c and the extended send API in
+ * wr.c (Documentation/provider.md, "Source files").
  */
 #include <config.h>
 
@@ -21,16 +27,19 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-
-#include <ccan/array_size.h>
 
 #include "sroce.h"
-#include "ring.h"
 #include "cq.h"
 #include "post.h"
 #include "qp.h"
 #include "wr.h"
+
+DECLARE_DRV_CMD(sroce_cmd_get_context, IB_USER_VERBS_CMD_GET_CONTEXT,
+		empty, sroce_alloc_ucontext_resp);
+DECLARE_DRV_CMD(sroce_cmd_alloc_pd, IB_USER_VERBS_CMD_ALLOC_PD,
+		empty, sroce_alloc_pd_resp);
+DECLARE_DRV_CMD(sroce_cmd_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
+		empty, sroce_create_ah_resp);
 
 /*
  * An out-of-tree driver has no driver id of its own, so libibverbs can only
@@ -44,7 +53,18 @@ static const struct verbs_match_ent sroce_match_table[] = {
 };
 
 /* ------------------------------------------------------------------ */
-/* Device, port, PD, MR, MW */
+/* Queries, PD, MR, MW, XRCD, AH */
+
+/*
+ * The end of a destroy verb: once the kernel has destroyed the object
+ * (@ret 0), free the provider's @obj. Return: @ret.
+ */
+static int destroyed(int ret, void *obj)
+{
+	if (!ret)
+		free(obj);
+	return ret;
+}
 
 static int sroce_query_device(struct ibv_context *ibctx,
 			      const struct ibv_query_device_ex_input *input,
@@ -88,24 +108,15 @@ static struct ibv_pd *sroce_alloc_pd(struct ibv_context *ibctx)
 
 	ret = ibv_cmd_alloc_pd(ibctx, &pd->ibv_pd, &cmd.ibv_cmd, sizeof(cmd),
 			       &resp.ibv_resp, sizeof(resp));
-	if (ret) {
-		free(pd);
-		errno = ret;
-		return NULL;
-	}
+	if (ret)
+		return sroce_create_failed(pd, ret);
 	pd->pdn = resp.pdn;
 	return &pd->ibv_pd;
 }
 
 static int sroce_dealloc_pd(struct ibv_pd *ibpd)
 {
-	int ret;
-
-	ret = ibv_cmd_dealloc_pd(ibpd);
-	if (ret)
-		return ret;
-	free(to_spd(ibpd));
-	return 0;
+	return destroyed(ibv_cmd_dealloc_pd(ibpd), to_spd(ibpd));
 }
 
 static struct ibv_mr *sroce_reg_mr(struct ibv_pd *ibpd, void *addr,
@@ -122,23 +133,14 @@ static struct ibv_mr *sroce_reg_mr(struct ibv_pd *ibpd, void *addr,
 
 	ret = ibv_cmd_reg_mr(ibpd, addr, length, hca_va, access, vmr, &cmd,
 			     sizeof(cmd), &resp, sizeof(resp));
-	if (ret) {
-		free(vmr);
-		errno = ret;
-		return NULL;
-	}
+	if (ret)
+		return sroce_create_failed(vmr, ret);
 	return &vmr->ibv_mr;
 }
 
 static int sroce_dereg_mr(struct verbs_mr *vmr)
 {
-	int ret;
-
-	ret = ibv_cmd_dereg_mr(vmr);
-	if (ret)
-		return ret;
-	free(vmr);
-	return 0;
+	return destroyed(ibv_cmd_dereg_mr(vmr), vmr);
 }
 
 /*
@@ -176,23 +178,14 @@ static struct ibv_mw *sroce_alloc_mw(struct ibv_pd *ibpd,
 
 	ret = ibv_cmd_alloc_mw(ibpd, type, mw, &cmd, sizeof(cmd), &resp,
 			       sizeof(resp));
-	if (ret) {
-		free(mw);
-		errno = ret;
-		return NULL;
-	}
+	if (ret)
+		return sroce_create_failed(mw, ret);
 	return mw;
 }
 
 static int sroce_dealloc_mw(struct ibv_mw *mw)
 {
-	int ret;
-
-	ret = ibv_cmd_dealloc_mw(mw);
-	if (ret)
-		return ret;
-	free(mw);
-	return 0;
+	return destroyed(ibv_cmd_dealloc_mw(mw), mw);
 }
 
 static struct ibv_xrcd *sroce_open_xrcd(struct ibv_context *ibctx,
@@ -209,28 +202,17 @@ static struct ibv_xrcd *sroce_open_xrcd(struct ibv_context *ibctx,
 
 	ret = ibv_cmd_open_xrcd(ibctx, xrcd, sizeof(*xrcd), attr, &cmd,
 				sizeof(cmd), &resp, sizeof(resp));
-	if (ret) {
-		free(xrcd);
-		errno = ret;
-		return NULL;
-	}
+	if (ret)
+		return sroce_create_failed(xrcd, ret);
 	return &xrcd->xrcd;
 }
 
 static int sroce_close_xrcd(struct ibv_xrcd *ibxrcd)
 {
 	struct verbs_xrcd *xrcd = container_of(ibxrcd, struct verbs_xrcd, xrcd);
-	int ret;
 
-	ret = ibv_cmd_close_xrcd(xrcd);
-	if (ret)
-		return ret;
-	free(xrcd);
-	return 0;
+	return destroyed(ibv_cmd_close_xrcd(xrcd), xrcd);
 }
-
-/* ------------------------------------------------------------------ */
-/* Address handles */
 
 static struct ibv_ah *sroce_create_ah(struct ibv_pd *ibpd,
 				      struct ibv_ah_attr *attr)
@@ -245,24 +227,15 @@ static struct ibv_ah *sroce_create_ah(struct ibv_pd *ibpd,
 
 	ret = ibv_cmd_create_ah(ibpd, &ah->ibv_ah, attr, &resp.ibv_resp,
 				sizeof(resp));
-	if (ret) {
-		free(ah);
-		errno = ret;
-		return NULL;
-	}
+	if (ret)
+		return sroce_create_failed(ah, ret);
 	ah->ah_num = resp.ah_num;
 	return &ah->ibv_ah;
 }
 
 static int sroce_destroy_ah(struct ibv_ah *ibah)
 {
-	int ret;
-
-	ret = ibv_cmd_destroy_ah(ibah);
-	if (ret)
-		return ret;
-	free(to_sah(ibah));
-	return 0;
+	return destroyed(ibv_cmd_destroy_ah(ibah), to_sah(ibah));
 }
 
 /* ------------------------------------------------------------------ */

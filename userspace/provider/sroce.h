@@ -4,6 +4,10 @@
  *
  * The kernel allocates every queue and the provider maps it; the layout of
  * a mapping is described in <rdma/sroce-abi.h>, shared with sroce.ko.
+ *
+ * What every file of the provider shares: its objects, the casts from the
+ * libibverbs objects they embed, and how a create verb gives up. Each
+ * file's own functions are declared in its own header.
  */
 #ifndef SROCE_H
 #define SROCE_H
@@ -18,13 +22,6 @@
 #include <infiniband/kern-abi.h>
 #include <rdma/sroce-abi.h>
 #include <kernel-abi/sroce-abi.h>
-
-DECLARE_DRV_CMD(sroce_cmd_get_context, IB_USER_VERBS_CMD_GET_CONTEXT,
-		empty, sroce_alloc_ucontext_resp);
-DECLARE_DRV_CMD(sroce_cmd_alloc_pd, IB_USER_VERBS_CMD_ALLOC_PD,
-		empty, sroce_alloc_pd_resp);
-DECLARE_DRV_CMD(sroce_cmd_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
-		empty, sroce_create_ah_resp);
 
 /*
  * Where the libibverbs that loaded the provider looks for VERBS_QP_EX in a
