@@ -4,41 +4,24 @@
  *
  * The kernel allocates every queue and the provider maps it; the layout of
  * a mapping is described in <rdma/sroce-abi.h>, shared with sroce.ko.
+ *
+ * What every file of the provider shares: its objects, the casts from the
+ * libibverbs objects they embed, and how a create verb gives up. Each
+ * file's own functions are declared in its own header.
  */
 #ifndef SROCE_H
 #define SROCE_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include <infiniband/driver.h>
 #include <infiniband/kern-abi.h>
 #include <rdma/sroce-abi.h>
 #include <kernel-abi/sroce-abi.h>
-
-DECLARE_DRV_CMD(sroce_cmd_get_context, IB_USER_VERBS_CMD_GET_CONTEXT,
-		empty, sroce_alloc_ucontext_resp);
-DECLARE_DRV_CMD(sroce_cmd_alloc_pd, IB_USER_VERBS_CMD_ALLOC_PD,
-		empty, sroce_alloc_pd_resp);
-DECLARE_DRV_CMD(sroce_cmd_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
-		empty, sroce_create_ah_resp);
-DECLARE_DRV_CMD(sroce_cmd_create_cq, IB_USER_VERBS_CMD_CREATE_CQ,
-		empty, sroce_create_cq_resp);
-DECLARE_DRV_CMD(sroce_cmd_create_cq_ex, IB_USER_VERBS_EX_CMD_CREATE_CQ,
-		empty, sroce_create_cq_resp);
-DECLARE_DRV_CMD(sroce_cmd_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
-		empty, sroce_resize_cq_resp);
-DECLARE_DRV_CMD(sroce_cmd_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
-		empty, sroce_create_qp_resp);
-DECLARE_DRV_CMD(sroce_cmd_create_qp_ex, IB_USER_VERBS_EX_CMD_CREATE_QP,
-		empty, sroce_create_qp_resp);
-DECLARE_DRV_CMD(sroce_cmd_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
-		empty, sroce_create_srq_resp);
-DECLARE_DRV_CMD(sroce_cmd_create_srq_ex, IB_USER_VERBS_CMD_CREATE_XSRQ,
-		empty, sroce_create_srq_resp);
-DECLARE_DRV_CMD(sroce_cmd_modify_srq, IB_USER_VERBS_CMD_MODIFY_SRQ,
-		sroce_modify_srq_cmd, empty);
 
 /*
  * Where the libibverbs that loaded the provider looks for VERBS_QP_EX in a
@@ -228,6 +211,18 @@ static inline struct sroce_qp *ex_to_sqp(struct ibv_qp_ex *ibqp)
 static inline struct sroce_srq *to_ssrq(struct ibv_srq *ibsrq)
 {
 	return container_of(ibsrq, struct sroce_srq, vsrq.srq);
+}
+
+/*
+ * A create verb gives up: free the provider's @obj (the kernel has no
+ * object for it, or has destroyed it again) and report @err in errno.
+ * Return: NULL, for the verb to return.
+ */
+static inline void *sroce_create_failed(void *obj, int err)
+{
+	free(obj);
+	errno = err;
+	return NULL;
 }
 
 #endif /* SROCE_H */
