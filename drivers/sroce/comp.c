@@ -38,6 +38,7 @@
 #include "pkt.h"
 #include "qp.h"
 #include "req.h"
+#include "trace.h"
 
 /* The completion opcode of a send work request (IBA 11.4.2.1). */
 static enum ib_wc_opcode send_wc_opcode(u32 wr_opcode)
@@ -332,9 +333,11 @@ static void handle_ack(struct sroce_qp *qp, struct sk_buff *skb)
 	u32 psn = sroce_pkt(skb)->psn, i;
 	struct sroce_swqe *s;
 
-	if ((syn & SROCE_AETH_TYPE_MASK) != SROCE_AETH_ACK &&
-	    stale_nak(qp, psn))
-		return;
+	if ((syn & SROCE_AETH_TYPE_MASK) != SROCE_AETH_ACK) {
+		if (stale_nak(qp, psn))
+			return;
+		trace_sroce_nak_rcvd(qp, psn, syn, 0);
+	}
 
 	switch (syn & SROCE_AETH_TYPE_MASK) {
 	case SROCE_AETH_ACK:

@@ -24,6 +24,7 @@
 #include "flight.h"
 #include "pkt.h"
 #include "qp.h"
+#include "trace.h"
 
 #define SROCE_FLIGHT_MIN_SHARE	2	/* a QP's least share of the device's flight */
 
@@ -137,6 +138,7 @@ bool sroce_flight_hold(struct sroce_qp *qp)
 		return false;
 	}
 	sroce_stats_add(&sdev->stats, SROCE_STAT_FLIGHT_HOLDS, 1);
+	trace_sroce_flight_hold(qp, used, total, bound);
 	return true;
 }
 

@@ -13,6 +13,7 @@
 #include "device.h"
 #include "params.h"
 #include "qp.h"
+#include "trace.h"
 
 unsigned int sroce_qp_backlog = SROCE_QP_BACKLOG;
 module_param_named(backlog, sroce_qp_backlog, uint, 0644);
@@ -89,6 +90,7 @@ bool sroce_qp_fail(struct sroce_qp *qp, enum ib_wc_status status)
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 	if (old == IB_QPS_RESET || old == IB_QPS_ERR)
 		return false;
+	trace_sroce_qp_state(qp, old, IB_QPS_ERR);
 	ibdev_dbg(qp->ibqp.device, "QP %u: error, status %d\n",
 		  qp->ibqp.qp_num, status);
 	sroce_task_sched(&qp->req.task);

@@ -26,6 +26,7 @@
 #include "params.h"
 #include "qp.h"
 #include "qp_state.h"
+#include "trace.h"
 
 #define QP_ACCESS_FLAGS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
@@ -134,6 +135,7 @@ static int change_state(struct sroce_qp *qp, enum ib_qp_state cur,
 	if (qp->state == cur) {
 		/* What prepare_state() set up is seen with the new state. */
 		smp_store_release(&qp->state, new);
+		trace_sroce_qp_state(qp, cur, new);
 	} else {
 		err = -EINVAL;
 	}

@@ -18,6 +18,7 @@
 #include "pkt.h"
 #include "qp.h"
 #include "reply.h"
+#include "trace.h"
 
 static struct sroce_dev *qp_dev(struct sroce_qp *qp)
 {
@@ -127,6 +128,7 @@ void sroce_reply_flush_ack(struct sroce_qp *qp)
  */
 void sroce_reply_nak(struct sroce_qp *qp, u8 syndrome, u32 psn)
 {
+	trace_sroce_nak_sent(qp, psn, syndrome, 0);
 	sroce_reply_flush_ack(qp);
 	send_ack(qp, syndrome, psn);
 }

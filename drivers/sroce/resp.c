@@ -51,6 +51,7 @@
 #include "reply.h"
 #include "resp.h"
 #include "srq.h"
+#include "trace.h"
 
 #define SROCE_RESP_BUDGET	64	/* packets per engine run */
 
@@ -181,12 +182,13 @@ static void resp_error(struct sroce_qp *qp, enum resp_result res, u32 psn)
 	const struct resp_error *e;
 
 	/*
-	 * The receive CQ overflowed: the QP has failed already (IBA 11.6.3.1,
-	 * sroce_exec_complete_rwqe()). Nothing is acknowledged: the requester's retries
-	 * end in a retry error, as with rdma_rxe.
+	 * The receive CQ overflowed: the QP has failed already (IBA
+	 * 11.6.3.1, sroce_exec_complete_rwqe()). Nothing is acknowledged:
+	 * the requester's retries end in a retry error, as with rdma_rxe.
 	 */
 	if (res == RESP_CQ_FULL)
 		return;
+	trace_sroce_resp_error(qp, psn, res, 0);
 	e = &resp_errors[res];
 	sroce_fault_error_delay();
 	if (sroce_qp_is_reliable(qp) && res == RESP_RNR) {

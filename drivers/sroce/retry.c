@@ -55,6 +55,7 @@
 #include "pkt.h"
 #include "qp.h"
 #include "retry.h"
+#include "trace.h"
 
 #define SROCE_RETRY_MIN_PTO_MS	10	/* a probe timeout's least */
 #define SROCE_RETRY_MAX_RTO_MS	1000	/* a round trip lengthens the timer to this */
@@ -194,6 +195,7 @@ static int probe(struct sroce_qp *qp)
 	n += probe_packet(qp, req->unacked_psn);
 	if (last != req->unacked_psn)
 		n += probe_packet(qp, last);
+	trace_sroce_tail_probe(qp, req->unacked_psn, n, 0);
 	return n;
 }
 
@@ -402,6 +404,7 @@ bool sroce_retry_loss(struct sroce_qp *qp, u32 psn, bool timeout)
 	if (!req->retry.left)
 		return false;
 	req->retry.left--;
+	trace_sroce_retry(qp, psn, timeout, req->retry.left);
 	req->retry.retrying = true;
 	req->retry.psn = psn;
 	sroce_cwnd_loss(&req->win, timeout);
@@ -432,6 +435,7 @@ bool sroce_retry_rnr(struct sroce_qp *qp, u32 psn, u8 timer)
 		return false;
 	if (req->retry.rnr_left != 7)
 		req->retry.rnr_left--;
+	trace_sroce_rnr_wait(qp, psn, rnr_usec[timer & 31], req->retry.rnr_left);
 	rewind(qp, psn);
 	req->retry.rnr_wait = true;
 	timer_delete(&req->retry.timer);
@@ -492,6 +496,7 @@ bool sroce_retry_timed_out(struct sroce_qp *qp)
 	}
 	sroce_stats_add(&to_sdev(qp->ibqp.device)->stats,
 			SROCE_STAT_TIMEOUTS, 1);
+	trace_sroce_timeout(qp, req->unacked_psn, req->retry.backoff, 0);
 	return true;
 }
 

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
+/*
+ * Tracepoints of the data path: the story of one QP, as perf trace,
+ * trace-cmd or tracefs tell it (Documentation/tracing.md).
+ */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM sroce
+
+#if !defined(SROCE_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define SROCE_TRACE_H
+
+#include <linux/tracepoint.h>
+#include <rdma/ib_verbs.h>
+
+#include "exec.h"
+#include "qp.h"
+
+#ifndef SROCE_TRACE_HELPERS
+#define SROCE_TRACE_HELPERS
+/* Where every event starts: the device's name and the QP's number. */
+static inline void sroce_trace_qp(char *dev, u32 *qpn,
+				  const struct sroce_qp *qp)
+{
+	strscpy(dev, dev_name(&qp->ibqp.device->dev), IB_DEVICE_NAME_MAX);
+	*qpn = qp->ibqp.qp_num;
+}
+#endif
+
+#define sroce_trace_qp_state(s)						\
+	__print_symbolic(s, { IB_QPS_RESET, "RESET" },			\
+			 { IB_QPS_INIT, "INIT" }, { IB_QPS_RTR, "RTR" },	\
+			 { IB_QPS_RTS, "RTS" }, { IB_QPS_SQD, "SQD" },	\
+			 { IB_QPS_SQE, "SQE" }, { IB_QPS_ERR, "ERR" })
+
+/* A QP changed state: modify_qp, or an engine's error (IBA 10.3.1). */
+TRACE_EVENT(sroce_qp_state,
+	    TP_PROTO(const struct sroce_qp *qp, enum ib_qp_state old,
+		     enum ib_qp_state new),
+	    TP_ARGS(qp, old, new),
+	    TP_STRUCT__entry(__array(char, dev, IB_DEVICE_NAME_MAX)
+			     __field(u32, qpn)
+			     __field(u32, old)
+			     __field(u32, new)),
+	    TP_fast_assign(sroce_trace_qp(__entry->dev, &__entry->qpn, qp);
+			   __entry->old = old;
+			   __entry->new = new;),
+	    TP_printk("%s qp %u %s -> %s", __entry->dev, __entry->qpn,
+		      sroce_trace_qp_state(__entry->old),
+		      sroce_trace_qp_state(__entry->new))
+);
+
+/*
+ * A QP's event at a PSN, with two numbers whose meaning each event's own
+ * format says; the class's format is the NAKs'.
+ */
+DECLARE_EVENT_CLASS(sroce_qp_psn,
+		    TP_PROTO(const struct sroce_qp *qp, u32 psn, u32 a, u32 b),
+		    TP_ARGS(qp, psn, a, b),
+		    TP_STRUCT__entry(__array(char, dev, IB_DEVICE_NAME_MAX)
+				     __field(u32, qpn)
+				     __field(u32, psn)
+				     __field(u32, a)
+				     __field(u32, b)),
+		    TP_fast_assign(sroce_trace_qp(__entry->dev, &__entry->qpn,
+						  qp);
+				   __entry->psn = psn;
+				   __entry->a = a;
+				   __entry->b = b;),
+		    TP_printk("%s qp %u psn %u syndrome 0x%02x", __entry->dev,
+			      __entry->qpn, __entry->psn, __entry->a)
+);
+
+/* The responder sent a NAK or an RNR NAK (IBA 9.7.5.2.3, 9.7.5.2.8). */
+DEFINE_EVENT(sroce_qp_psn, sroce_nak_sent,
+	     TP_PROTO(const struct sroce_qp *qp, u32 psn, u32 a, u32 b),
+	     TP_ARGS(qp, psn, a, b)
+);
+
+/* The requester received a NAK or an RNR NAK that asks something. */
+DEFINE_EVENT(sroce_qp_psn, sroce_nak_rcvd,
+	     TP_PROTO(const struct sroce_qp *qp, u32 psn, u32 a, u32 b),
+	     TP_ARGS(qp, psn, a, b)
+);
+
+/* An event of the class with a format of its own: TP_printk's arguments. */
+#define SROCE_TRACE_QP_PSN(name, ...)					\
+	DEFINE_EVENT_PRINT(sroce_qp_psn, name,				\
+			   TP_PROTO(const struct sroce_qp *qp, u32 psn,	\
+				    u32 a, u32 b),			\
+			   TP_ARGS(qp, psn, a, b), TP_printk(__VA_ARGS__))
+
+/* The requester goes back to a PSN after a loss (IBA 9.7.6.1.3). */
+SROCE_TRACE_QP_PSN(sroce_retry,
+		   "%s qp %u psn %u %s retries_left %u",
+		   __entry->dev, __entry->qpn, __entry->psn,
+		   __entry->a ? "timeout" : "nak", __entry->b);
+
+/* The transport timer expired with packets unacknowledged. */
+SROCE_TRACE_QP_PSN(sroce_timeout,
+		   "%s qp %u unacked_psn %u backoff %u",
+		   __entry->dev, __entry->qpn, __entry->psn, __entry->a);
+
+/* The probe timeout expired: the tail-loss probe went (RFC 8985). */
+SROCE_TRACE_QP_PSN(sroce_tail_probe,
+		   "%s qp %u unacked_psn %u packets %u",
+		   __entry->dev, __entry->qpn, __entry->psn, __entry->a);
+
+/* An RNR NAK makes the requester wait before it resends. */
+SROCE_TRACE_QP_PSN(sroce_rnr_wait,
+		   "%s qp %u psn %u wait_us %u rnr_retries_left %u",
+		   __entry->dev, __entry->qpn, __entry->psn, __entry->a,
+		   __entry->b);
+
+TRACE_DEFINE_ENUM(RESP_RNR);
+TRACE_DEFINE_ENUM(RESP_INV_REQ);
+TRACE_DEFINE_ENUM(RESP_LENGTH);
+TRACE_DEFINE_ENUM(RESP_ACCESS);
+TRACE_DEFINE_ENUM(RESP_WQE_PROT);
+TRACE_DEFINE_ENUM(RESP_WQE_BAD);
+TRACE_DEFINE_ENUM(RESP_RING_BAD);
+TRACE_DEFINE_ENUM(RESP_CQ_FULL);
+
+/* The responder met an error (IBA 9.9.3; enum resp_result in exec.h). */
+SROCE_TRACE_QP_PSN(sroce_resp_error,
+		   "%s qp %u psn %u %s",
+		   __entry->dev, __entry->qpn, __entry->psn,
+		   __print_symbolic(__entry->a, { RESP_RNR, "rnr" },
+				    { RESP_INV_REQ, "invalid_request" },
+				    { RESP_LENGTH, "length" },
+				    { RESP_ACCESS, "remote_access" },
+				    { RESP_WQE_PROT, "wqe_protection" },
+				    { RESP_WQE_BAD, "wqe_malformed" },
+				    { RESP_RING_BAD, "ring_corrupt" },
+				    { RESP_CQ_FULL, "cq_overflow" }));
+
+/* The device's flight bound holds the QP's next packet back. */
+TRACE_EVENT(sroce_flight_hold,
+	    TP_PROTO(const struct sroce_qp *qp, u32 used, u32 total,
+		     u32 bound),
+	    TP_ARGS(qp, used, total, bound),
+	    TP_STRUCT__entry(__array(char, dev, IB_DEVICE_NAME_MAX)
+			     __field(u32, qpn)
+			     __field(u32, used)
+			     __field(u32, total)
+			     __field(u32, bound)),
+	    TP_fast_assign(sroce_trace_qp(__entry->dev, &__entry->qpn, qp);
+			   __entry->used = used;
+			   __entry->total = total;
+			   __entry->bound = bound;),
+	    TP_printk("%s qp %u in_flight %u device %u bound %u",
+		      __entry->dev, __entry->qpn, __entry->used,
+		      __entry->total, __entry->bound)
+);
+
+#endif /* SROCE_TRACE_H */
+
+/* Out of tree: the header is found beside the sources (Kbuild). */
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE trace
+#include <trace/define_trace.h>
