@@ -258,6 +258,72 @@ static void unmap_chunk(struct sroce_mr *mr, void *addr)
 		kunmap_local(addr);
 }
 
+/*
+ * One piece of an access: @p maps @chunk bytes of the MR, the access's
+ * bytes from @done on (NULL: the registration changed, see map_chunk());
+ * @last says it is the access's last piece.
+ */
+typedef void (*mem_step)(void *p, u32 done, u32 chunk, bool last, void *arg);
+
+/*
+ * Walk [iova, iova + len) of @mr one mapped piece at a time. Returns
+ * false if a piece could not be mapped (the steps were told: p NULL).
+ */
+static __always_inline bool mem_walk(struct sroce_mr *mr, u32 gen,
+				     u64 iova, u32 len, mem_step step,
+				     void *arg)
+{
+	bool mapped = true;
+	u32 chunk, done = 0;
+	void *p;
+
+	while (done < len) {
+		p = map_chunk(mr, gen, iova + done, len - done, &chunk);
+		mapped &= !!p;
+		step(p, done, chunk, done + chunk == len, arg);
+		unmap_chunk(mr, p);
+		done += chunk;
+	}
+	return mapped;
+}
+
+/* Where packet data comes from: @skb at @off. */
+struct skb_src {
+	const struct sk_buff *skb;
+	unsigned int off;
+};
+
+static void step_copy_in(void *p, u32 done, u32 chunk, bool last, void *arg)
+{
+	const struct skb_src *src = arg;
+	unsigned int off = src->off + done;
+
+	if (!p)
+		return;
+	if (!last) {
+		skb_copy_bits(src->skb, off, p, chunk);
+		return;
+	}
+	skb_copy_bits(src->skb, off, p, chunk - 1);
+	smp_wmb();	/* the body before the last byte */
+	skb_copy_bits(src->skb, off + chunk - 1, p + chunk - 1, 1);
+}
+
+static void step_copy_in_buf(void *p, u32 done, u32 chunk, bool last,
+			     void *arg)
+{
+	if (p)
+		memcpy(p, arg + done, chunk);
+}
+
+static void step_copy_out(void *p, u32 done, u32 chunk, bool last, void *arg)
+{
+	if (p)
+		memcpy(arg + done, p, chunk);
+	else
+		memset(arg + done, 0, chunk);
+}
+
 /**
  * sroce_mem_copy_in() - copy packet data into an MR
  * @mr: the MR; the range was checked (sroce_mem_get_remote())
@@ -284,27 +350,9 @@ static void unmap_chunk(struct sroce_mr *mr, void *addr)
 bool sroce_mem_copy_in(struct sroce_mr *mr, u32 gen, u64 iova,
 		       const struct sk_buff *skb, unsigned int off, u32 len)
 {
-	bool placed = true;
-	u32 chunk;
-	void *p;
+	struct skb_src src = { .skb = skb, .off = off };
 
-	while (len) {
-		p = map_chunk(mr, gen, iova, len, &chunk);
-		if (!p) {
-			placed = false;
-		} else if (chunk == len) {
-			skb_copy_bits(skb, off, p, chunk - 1);
-			smp_wmb();	/* the body before the last byte */
-			skb_copy_bits(skb, off + chunk - 1, p + chunk - 1, 1);
-		} else {
-			skb_copy_bits(skb, off, p, chunk);
-		}
-		unmap_chunk(mr, p);
-		iova += chunk;
-		off += chunk;
-		len -= chunk;
-	}
-	return placed;
+	return mem_walk(mr, gen, iova, len, step_copy_in, &src);
 }
 
 /**
@@ -321,24 +369,7 @@ bool sroce_mem_copy_in(struct sroce_mr *mr, u32 gen, u64 iova,
 bool sroce_mem_copy_out(struct sroce_mr *mr, u32 gen, u64 iova, void *buf,
 			u32 len)
 {
-	bool copied = true;
-	u32 chunk;
-	void *p;
-
-	while (len) {
-		p = map_chunk(mr, gen, iova, len, &chunk);
-		if (p) {
-			memcpy(buf, p, chunk);
-		} else {
-			memset(buf, 0, chunk);
-			copied = false;
-		}
-		unmap_chunk(mr, p);
-		iova += chunk;
-		buf += chunk;
-		len -= chunk;
-	}
-	return copied;
+	return mem_walk(mr, gen, iova, len, step_copy_out, buf);
 }
 
 /**
@@ -400,22 +431,7 @@ bool sroce_mem_attach(struct sroce_mr *mr, u64 iova, u32 len,
 bool sroce_mem_copy_in_buf(struct sroce_mr *mr, u32 gen, u64 iova,
 			   const void *buf, u32 len)
 {
-	bool placed = true;
-	u32 chunk;
-	void *p;
-
-	while (len) {
-		p = map_chunk(mr, gen, iova, len, &chunk);
-		if (p)
-			memcpy(p, buf, chunk);
-		else
-			placed = false;
-		unmap_chunk(mr, p);
-		iova += chunk;
-		buf += chunk;
-		len -= chunk;
-	}
-	return placed;
+	return mem_walk(mr, gen, iova, len, step_copy_in_buf, (void *)buf);
 }
 
 /*
@@ -432,6 +448,37 @@ static int u64_ok(const void *p, u32 chunk)
 	if (chunk != sizeof(u64) || !IS_ALIGNED((uintptr_t)p, sizeof(u64)))
 		return -EINVAL;
 	return 0;
+}
+
+/* The 8-byte operations, in one mapping each (mem_u64()). */
+enum mem_u64_op {
+	MEM_CMP_SWAP,
+	MEM_FETCH_ADD,
+	MEM_STORE,
+};
+
+/*
+ * Do @op on the 8 bytes at @iova of @mr, if they are mapped and aligned
+ * (u64_ok()); @a and @b are its operands. Returns 0 or u64_ok()'s error.
+ */
+static int mem_u64(struct sroce_mr *mr, u32 gen, u64 iova,
+		   enum mem_u64_op op, u64 a, u64 b, u64 *orig)
+{
+	u32 chunk;
+	u64 *p;
+	int err;
+
+	p = map_chunk(mr, gen, iova, sizeof(u64), &chunk);
+	err = u64_ok(p, chunk);
+	if (!err && op == MEM_CMP_SWAP)
+		*orig = cmpxchg64(p, a, b);
+	else if (!err && op == MEM_FETCH_ADD)
+		*orig = atomic64_fetch_add(b, (atomic64_t *)p);
+	else if (!err)
+		/* One 8-byte store, after every store of the requests before it. */
+		smp_store_release(p, b);
+	unmap_chunk(mr, p);
+	return err;
 }
 
 /**
@@ -454,20 +501,8 @@ static int u64_ok(const void *p, u32 chunk)
 int sroce_mem_atomic(struct sroce_mr *mr, u32 gen, u64 iova, bool cmp_swap,
 		     u64 compare, u64 swap_add, u64 *orig)
 {
-	u32 chunk;
-	u64 *p;
-	int err;
-
-	p = map_chunk(mr, gen, iova, sizeof(u64), &chunk);
-	err = u64_ok(p, chunk);
-	if (!err) {
-		if (cmp_swap)
-			*orig = cmpxchg64(p, compare, swap_add);
-		else
-			*orig = atomic64_fetch_add(swap_add, (atomic64_t *)p);
-	}
-	unmap_chunk(mr, p);
-	return err;
+	return mem_u64(mr, gen, iova, cmp_swap ? MEM_CMP_SWAP : MEM_FETCH_ADD,
+		       compare, swap_add, orig);
 }
 
 /**
@@ -483,16 +518,5 @@ int sroce_mem_atomic(struct sroce_mr *mr, u32 gen, u64 iova, bool cmp_swap,
  */
 int sroce_mem_atomic_write(struct sroce_mr *mr, u32 gen, u64 iova, u64 val)
 {
-	u32 chunk;
-	u64 *p;
-	int err;
-
-	p = map_chunk(mr, gen, iova, sizeof(u64), &chunk);
-	err = u64_ok(p, chunk);
-	if (!err) {
-		/* One 8-byte store, after every store of the requests before it. */
-		smp_store_release(p, val);
-	}
-	unmap_chunk(mr, p);
-	return err;
+	return mem_u64(mr, gen, iova, MEM_STORE, 0, val, NULL);
 }

@@ -75,9 +75,9 @@ typedef bool (*sgl_step)(struct sroce_mr *mr, u32 gen, u64 iova, u32 n,
  * Walk @len bytes of the list with the right @access, one step a piece.
  * Returns 0; the error of sgl_next(); or @fail when a step said no.
  */
-static int sgl_walk(struct sroce_dev *sdev, struct ib_pd *pd,
-		    struct sroce_sgl *sgl, u32 len, int access, sgl_step step,
-		    void *arg, int fail)
+static __always_inline int sgl_walk(struct sroce_dev *sdev, struct ib_pd *pd,
+				    struct sroce_sgl *sgl, u32 len, int access,
+				    sgl_step step, void *arg, int fail)
 {
 	struct sroce_mr *mr;
 	u32 n, gen;
