@@ -30,7 +30,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "tool.h"
 
 #define QKEY		0x11111111
 #define DEST_QPN	0x123

@@ -56,7 +56,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "tool.h"
 
 #define BUF_SIZE	65536
 #define SQ_DEPTH	16

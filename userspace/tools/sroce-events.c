@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "tool.h"
 
 static long now_ms(void)
 {

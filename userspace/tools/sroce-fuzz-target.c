@@ -79,7 +79,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "tool.h"
 
 #define UD_QKEY		0x11111111
 #define RQ_POSTED	32

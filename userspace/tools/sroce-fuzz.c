@@ -175,7 +175,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "tool.h"
 
 #define ROCE_PORT	4791
 #define GSI_QKEY	0x80010000U

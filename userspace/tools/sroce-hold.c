@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "tool.h"
 
 #define NUM_PD	4
 #define NUM_CQ	4

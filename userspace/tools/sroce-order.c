@@ -37,7 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "tool.h"
 
 #define BUF_SIZE	8192
 #define MAX_LEN		4096

@@ -203,7 +203,7 @@
 #include <rdma/ib_user_verbs.h>
 
 #include "../../include/uapi/rdma/sroce-abi.h"
-#include "common.h"
+#include "tool.h"
 
 extern char **environ;
 

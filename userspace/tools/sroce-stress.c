@@ -119,7 +119,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "tool.h"
 
 #define MAX_PAIRS	16
 #define DEPTH		8		/* requester operations in flight */

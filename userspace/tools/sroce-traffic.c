@@ -52,7 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "tool.h"
 
 #define MAX_SGE		16	/* per work request, if the device allows */
 #define MAX_QPS		256
