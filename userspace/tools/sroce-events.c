@@ -13,18 +13,9 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "tool.h"
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void print_event(const struct ibv_async_event *ev)
 {
@@ -81,9 +72,9 @@ int main(int argc, char **argv)
 	printf("ready\n");
 	fflush(stdout);
 
-	deadline = now_ms() + secs * 1000;
+	deadline = (long)tool_now_ms() + secs * 1000;
 	while (seen < count) {
-		long left = deadline - now_ms();
+		long left = deadline - (long)tool_now_ms();
 
 		if (left <= 0) {
 			printf("timeout after %lu events\n", seen);
