@@ -2,7 +2,9 @@
 /*
  * Bringing a QP from RESET to INIT, RTR, RTS and SQD, with the attributes
  * each step requires for the QP's type (RC, UC, UD, XRC initiator and
- * target), and asking a QP its state.
+ * target), and asking a QP its state. A step sets only the attributes of
+ * its mask: a caller that adds mask bits (sroce-badinput) finds the
+ * others zero.
  */
 #include <string.h>
 
@@ -66,11 +68,13 @@ static int rts_attr(enum ibv_qp_type type, const struct tool_qp_conn *c,
 		    struct ibv_qp_attr *a)
 {
 	a->sq_psn = c->sq_psn;
-	a->timeout = c->timeout;
-	if (type == IBV_QPT_XRC_RECV)
+	if (type == IBV_QPT_XRC_RECV) {
+		a->timeout = c->timeout;
 		return IBV_QP_SQ_PSN | IBV_QP_TIMEOUT;
+	}
 	if (!requester(type))
 		return IBV_QP_SQ_PSN;
+	a->timeout = c->timeout;
 	a->retry_cnt = c->retry_cnt;
 	a->rnr_retry = c->rnr_retry;
 	a->max_rd_atomic = c->max_rd_atomic;
