@@ -304,42 +304,31 @@ static int wait_for_removal(long deadline)
 	return 0;
 }
 
+static void usage(int status)
+{
+	(void)status;
+	tool_die("usage: sroce-hold -d DEV -g SGID_INDEX -r PEER_IP [-n QPS] "
+		 "[-t SECONDS] [-w FILE]");
+}
+
 int main(int argc, char **argv)
 {
-	const char *usage =
-		"usage: sroce-hold -d DEV -g SGID_INDEX -r PEER_IP [-n QPS] [-t SECONDS] [-w FILE]";
 	const char *dev = NULL, *peer = NULL, *go = NULL;
 	unsigned long num_qp = 100, secs = 600;
 	long deadline;
 	long sgid = -1;
-	int opt;
+	const struct tool_opt opts[] = {
+		TOOL_STR('d', NULL, &dev),
+		TOOL_NUM('g', NULL, LONG, &sgid, 255),
+		TOOL_STR('r', NULL, &peer),
+		TOOL_NUM('n', NULL, ULONG, &num_qp, 10000),
+		TOOL_NUM('t', NULL, ULONG, &secs, 86400),
+		TOOL_STR('w', NULL, &go),
+	};
 
-	while ((opt = getopt(argc, argv, "d:g:r:n:t:w:")) != -1) {
-		switch (opt) {
-		case 'd':
-			dev = optarg;
-			break;
-		case 'g':
-			sgid = tool_number(optarg, 255);
-			break;
-		case 'r':
-			peer = optarg;
-			break;
-		case 'n':
-			num_qp = tool_number(optarg, 10000);
-			break;
-		case 't':
-			secs = tool_number(optarg, 86400);
-			break;
-		case 'w':
-			go = optarg;
-			break;
-		default:
-			tool_die("%s", usage);
-		}
-	}
+	tool_getopt(argc, argv, opts, ARRAY_SIZE(opts), usage);
 	if (!dev || !peer || sgid < 0 || !num_qp)
-		tool_die("%s", usage);
+		usage(2);
 	h.sgid_index = sgid;
 	tool_ip_to_gid(peer, &h.dgid);
 	deadline = (long)tool_now_ms() + secs * 1000;

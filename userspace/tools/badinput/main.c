@@ -129,30 +129,25 @@ static void teardown(void)
 	munmap(b.buf, BUF_LEN);
 }
 
+static void usage(int status)
+{
+	(void)status;
+	tool_die("usage: sroce-badinput -d DEV -g SGID_INDEX -r PEER_IP");
+}
+
 int main(int argc, char **argv)
 {
-	const char *usage = "usage: sroce-badinput -d DEV -g SGID_INDEX -r PEER_IP";
 	const char *dev = NULL, *peer = NULL;
 	long sgid = -1;
-	int opt;
+	const struct tool_opt opts[] = {
+		TOOL_STR('d', NULL, &dev),
+		TOOL_NUM('g', NULL, LONG, &sgid, 255),
+		TOOL_STR('r', NULL, &peer),
+	};
 
-	while ((opt = getopt(argc, argv, "d:g:r:")) != -1) {
-		switch (opt) {
-		case 'd':
-			dev = optarg;
-			break;
-		case 'g':
-			sgid = tool_number(optarg, 255);
-			break;
-		case 'r':
-			peer = optarg;
-			break;
-		default:
-			tool_die("%s", usage);
-		}
-	}
+	tool_getopt(argc, argv, opts, ARRAY_SIZE(opts), usage);
 	if (!dev || !peer || sgid < 0)
-		tool_die("%s", usage);
+		usage(2);
 	b.sgid_index = sgid;
 	tool_ip_to_gid(peer, &b.dgid);
 

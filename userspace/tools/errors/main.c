@@ -92,6 +92,11 @@ static void usage(int status)
 	exit(status);
 }
 
+static void choose_case(const char *name)
+{
+	tool_case_choose(&cases, name);
+}
+
 static void start_case(unsigned int i)
 {
 	rep.cur = case_list[i].name;
@@ -99,38 +104,20 @@ static void start_case(unsigned int i)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "dev", required_argument, NULL, 'd' },
-		{ "gid-index", required_argument, NULL, 'g' },
-		{ "peer-dev", required_argument, NULL, 'D' },
-		{ "peer-gid-index", required_argument, NULL, 'G' },
-		{ "case", required_argument, NULL, 'c' },
-		{ "late", required_argument, NULL, 'L' },
-		{ "deadline", required_argument, NULL, 'T' },
-		{ "iterations", required_argument, NULL, 'I' },
-		{ "race-ms", required_argument, NULL, 'R' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
+	enum { O_LATE = 256, O_DEADLINE, O_ITERATIONS, O_RACE_MS };
+	const struct tool_opt opts[] = {
+		TOOL_OPTS_DEV_PAIR(&dev_a, &dev_b),
+		TOOL_CALL('c', "case", choose_case),
+		TOOL_NUM(O_LATE, "late", UINT, &late_ms, 60000),
+		TOOL_NUM(O_DEADLINE, "deadline", UINT, &deadline_s, 3600),
+		TOOL_NUM(O_ITERATIONS, "iterations", UINT, &race_iterations, 100000),
+		TOOL_NUM(O_RACE_MS, "race-ms", UINT, &race_ms, 1000),
+		TOOL_HELP('h', "help"),
 	};
-	int c;
 
 	dev_a.gid_index = dev_b.gid_index = -1;
-	while ((c = getopt_long(argc, argv, "d:g:D:G:c:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd': dev_a.name = optarg; break;
-		case 'g': dev_a.gid_index = tool_number(optarg, 1023); break;
-		case 'D': dev_b.name = optarg; break;
-		case 'G': dev_b.gid_index = tool_number(optarg, 1023); break;
-		case 'L': late_ms = tool_number(optarg, 60000); break;
-		case 'T': deadline_s = tool_number(optarg, 3600); break;
-		case 'I': race_iterations = tool_number(optarg, 100000); break;
-		case 'R': race_ms = tool_number(optarg, 1000); break;
-		case 'c': tool_case_choose(&cases, optarg); break;
-		case 'h': usage(0); break;
-		default: usage(2);
-		}
-	}
-	if (optind != argc || !dev_a.name || !dev_b.name ||
+	if (tool_getopt(argc, argv, opts, ARRAY_SIZE(opts), usage) != argc ||
+	    !dev_a.name || !dev_b.name ||
 	    dev_a.gid_index < 0 || dev_b.gid_index < 0)
 		usage(2);
 	setvbuf(stdout, NULL, _IOLBF, 0);

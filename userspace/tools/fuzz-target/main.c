@@ -303,45 +303,33 @@ static int destroy_all(void)
 	return bad;
 }
 
+static void usage(int status)
+{
+	(void)status;
+	tool_die("usage: sroce-fuzz-target -d DEV -g GID4,GID6 -D PEER_DEV "
+		 "-G GID4,GID6 -o FILE [-t SECONDS] [-v]");
+}
+
 int main(int argc, char **argv)
 {
-	const char *usage =
-		"usage: sroce-fuzz-target -d DEV -g GID4,GID6 -D PEER_DEV -G GID4,GID6 -o FILE [-t SECONDS] [-v]";
 	const char *dev = NULL, *gids = NULL, *pdev = NULL, *pgids = NULL;
 	const char *out = NULL;
 	unsigned long secs = 3600;
 	long deadline;
-	int opt, timed_out, peers = 0, i;
+	int timed_out, peers = 0, i;
+	const struct tool_opt opts[] = {
+		TOOL_STR('d', NULL, &dev),
+		TOOL_STR('g', NULL, &gids),
+		TOOL_STR('D', NULL, &pdev),
+		TOOL_STR('G', NULL, &pgids),
+		TOOL_STR('o', NULL, &out),
+		TOOL_NUM('t', NULL, ULONG, &secs, 86400),
+		TOOL_FLAG('v', NULL, &verbose),
+	};
 
-	while ((opt = getopt(argc, argv, "d:g:D:G:o:t:v")) != -1) {
-		switch (opt) {
-		case 'd':
-			dev = optarg;
-			break;
-		case 'g':
-			gids = optarg;
-			break;
-		case 'D':
-			pdev = optarg;
-			break;
-		case 'G':
-			pgids = optarg;
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		case 't':
-			secs = tool_number(optarg, 86400);
-			break;
-		case 'v':
-			verbose = true;
-			break;
-		default:
-			tool_die("%s", usage);
-		}
-	}
+	tool_getopt(argc, argv, opts, ARRAY_SIZE(opts), usage);
 	if (!dev || !gids || !pdev || !pgids || !out || optind != argc)
-		tool_die("%s", usage);
+		usage(2);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	deadline = (long)tool_now_ms() + secs * 1000;

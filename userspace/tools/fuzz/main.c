@@ -267,31 +267,6 @@ static const char usage[] =
 enum { O_FROM = 256, O_COUNT, O_RATE, O_BATCH, O_SRC4, O_DST4, O_SRC6,
        O_DST6, O_PORT_MTU, O_DUMP, O_HEX, O_DRY, O_PROBE, O_PROBE_SRC };
 
-static const struct option longopts[] = {
-	{ "iface", required_argument, NULL, 'i' },
-	{ "mac", required_argument, NULL, 'M' },
-	{ "targets", required_argument, NULL, 't' },
-	{ "seed", required_argument, NULL, 's' },
-	{ "packets", required_argument, NULL, 'n' },
-	{ "family", required_argument, NULL, 'f' },
-	{ "from", required_argument, NULL, O_FROM },
-	{ "count", required_argument, NULL, O_COUNT },
-	{ "rate", required_argument, NULL, O_RATE },
-	{ "batch", required_argument, NULL, O_BATCH },
-	{ "src4", required_argument, NULL, O_SRC4 },
-	{ "dst4", required_argument, NULL, O_DST4 },
-	{ "src6", required_argument, NULL, O_SRC6 },
-	{ "dst6", required_argument, NULL, O_DST6 },
-	{ "port-mtu", required_argument, NULL, O_PORT_MTU },
-	{ "dump", no_argument, NULL, O_DUMP },
-	{ "hex", no_argument, NULL, O_HEX },
-	{ "dry-run", no_argument, NULL, O_DRY },
-	{ "probe", required_argument, NULL, O_PROBE },
-	{ "probe-src", required_argument, NULL, O_PROBE_SRC },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
 struct run {
 	const char *ifname, *targets, *probe, *probe_src;
 	bool have_mac, have_seed;
@@ -300,82 +275,88 @@ struct run {
 	double last_report;
 };
 
+/* The command line's choices. */
+static struct run run = { .packets = 10000, .count = UINT64_MAX, .fams = 46 };
+
+static void usage_exit(int status)
+{
+	(void)status;
+	tool_die("%s", usage);
+}
+
+static void set_mac(const char *arg)
+{
+	parse_mac(arg, net.dmac);
+	run.have_mac = true;
+}
+
+static void set_seed(const char *arg)
+{
+	run.seed = tool_number(arg, ULONG_MAX);
+	run.have_seed = true;
+}
+
+static void set_family(const char *arg)
+{
+	run.fams = tool_number(arg, 46);
+	if (run.fams != 4 && run.fams != 6 && run.fams != 46)
+		tool_die("-f takes 4, 6 or 46");
+}
+
+static void set_src4(const char *arg)
+{
+	parse_ip(arg, 4, net.src4);
+}
+
+static void set_dst4(const char *arg)
+{
+	parse_ip(arg, 4, net.dst4);
+}
+
+static void set_src6(const char *arg)
+{
+	parse_ip(arg, 6, net.src6);
+}
+
+static void set_dst6(const char *arg)
+{
+	parse_ip(arg, 6, net.dst6);
+}
+
+static void set_hex(const char *arg)
+{
+	(void)arg;
+	tx.dump = tx.hex = true;
+}
+
+static const struct tool_opt opts[] = {
+	TOOL_STR('i', "iface", &run.ifname),
+	TOOL_CALL('M', "mac", set_mac),
+	TOOL_STR('t', "targets", &run.targets),
+	TOOL_CALL('s', "seed", set_seed),
+	TOOL_NUM('n', "packets", U64, &run.packets, ULONG_MAX),
+	TOOL_CALL('f', "family", set_family),
+	TOOL_NUM(O_FROM, "from", U64, &run.from, ULONG_MAX),
+	TOOL_NUM(O_COUNT, "count", U64, &run.count, ULONG_MAX),
+	TOOL_NUM(O_RATE, "rate", U64, &tx.rate, 100000000),
+	TOOL_NUM(O_BATCH, "batch", UINT, &tx.batch, MAX_BATCH),
+	TOOL_CALL(O_SRC4, "src4", set_src4),
+	TOOL_CALL(O_DST4, "dst4", set_dst4),
+	TOOL_CALL(O_SRC6, "src6", set_src6),
+	TOOL_CALL(O_DST6, "dst6", set_dst6),
+	TOOL_NUM(O_PORT_MTU, "port-mtu", UINT, &port_mtu, 4096),
+	TOOL_FLAG(O_DUMP, "dump", &tx.dump),
+	TOOL_CALL0(O_HEX, "hex", set_hex),
+	TOOL_FLAG(O_DRY, "dry-run", &tx.dry),
+	TOOL_STR(O_PROBE, "probe", &run.probe),
+	TOOL_STR(O_PROBE_SRC, "probe-src", &run.probe_src),
+	TOOL_HELP('h', "help"),
+};
+
 static void parse_args(int argc, char **argv, struct run *r)
 {
-	int opt;
-
-	while ((opt = getopt_long(argc, argv, "i:M:t:s:n:f:h", longopts,
-				  NULL)) != -1) {
-		switch (opt) {
-		case 'i':
-			r->ifname = optarg;
-			break;
-		case 'M':
-			parse_mac(optarg, net.dmac);
-			r->have_mac = true;
-			break;
-		case 't':
-			r->targets = optarg;
-			break;
-		case 's':
-			r->seed = tool_number(optarg, ULONG_MAX);
-			r->have_seed = true;
-			break;
-		case 'n':
-			r->packets = tool_number(optarg, ULONG_MAX);
-			break;
-		case 'f':
-			r->fams = tool_number(optarg, 46);
-			if (r->fams != 4 && r->fams != 6 && r->fams != 46)
-				tool_die("-f takes 4, 6 or 46");
-			break;
-		case O_FROM:
-			r->from = tool_number(optarg, ULONG_MAX);
-			break;
-		case O_COUNT:
-			r->count = tool_number(optarg, ULONG_MAX);
-			break;
-		case O_RATE:
-			tx.rate = tool_number(optarg, 100000000);
-			break;
-		case O_BATCH:
-			tx.batch = tool_number(optarg, MAX_BATCH);
-			break;
-		case O_SRC4:
-			parse_ip(optarg, 4, net.src4);
-			break;
-		case O_DST4:
-			parse_ip(optarg, 4, net.dst4);
-			break;
-		case O_SRC6:
-			parse_ip(optarg, 6, net.src6);
-			break;
-		case O_DST6:
-			parse_ip(optarg, 6, net.dst6);
-			break;
-		case O_PORT_MTU:
-			port_mtu = tool_number(optarg, 4096);
-			break;
-		case O_DUMP:
-			tx.dump = true;
-			break;
-		case O_HEX:
-			tx.dump = tx.hex = true;
-			break;
-		case O_DRY:
-			tx.dry = true;
-			break;
-		case O_PROBE:
-			r->probe = optarg;
-			break;
-		case O_PROBE_SRC:
-			r->probe_src = optarg;
-			break;
-		default:
-			tool_die("%s", usage);
-		}
-	}
-	if (optind != argc || !r->targets || !tx.batch ||
+	if (tool_getopt(argc, argv, opts, ARRAY_SIZE(opts), usage_exit) != argc ||
+	    !r->targets || !tx.batch ||
 	    (!tx.dry && (!r->ifname || !r->have_mac)) ||
 	    !r->probe != !r->probe_src)
 		tool_die("%s", usage);
@@ -396,7 +377,7 @@ static void progress(const struct run *r, uint64_t i)
 int main(int argc, char **argv)
 {
 	static struct pkt p;
-	struct run r = { .packets = 10000, .count = UINT64_MAX, .fams = 46 };
+	struct run r;
 	enum verdict v;
 	struct gen g;
 	uint64_t i;
@@ -414,7 +395,8 @@ int main(int argc, char **argv)
 	parse_ip("2001:db8::1", 6, net.dst6);
 	net.max_roce[0] = 1500 - 28;
 	net.max_roce[1] = 1500 - 48;
-	parse_args(argc, argv, &r);
+	parse_args(argc, argv, &run);
+	r = run;
 	if (!r.have_seed)
 		r.seed = random_seed();
 	load_targets(r.targets);

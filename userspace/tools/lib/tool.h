@@ -78,6 +78,60 @@ int tool_name_index(const char *const *names, unsigned int n, const char *s);
 uint32_t tool_name_mask(const char *list, const char *const *names,
 			unsigned int n, const char *unknown);
 
+/*
+ * An option of a tool's command line: its short letter (or a key of 256
+ * and up for a long-only one), its long name (or NULL), and what it does.
+ * A number is parsed with tool_number(arg, max) into a variable of the
+ * type's size; CALL gets the argument, CALL0 (no argument) NULL.
+ */
+enum tool_opt_type {
+	TOOL_OPT_FLAG,		/* no argument: *(bool *)dest = true */
+	TOOL_OPT_STR,		/* *(const char **)dest = arg */
+	TOOL_OPT_INT,		/* int */
+	TOOL_OPT_LONG,		/* long */
+	TOOL_OPT_UINT,		/* unsigned int, uint32_t */
+	TOOL_OPT_ULONG,		/* unsigned long */
+	TOOL_OPT_U64,		/* uint64_t */
+	TOOL_OPT_CALL,
+	TOOL_OPT_CALL0,
+	TOOL_OPT_HELP,		/* no argument: usage(0) */
+};
+
+struct tool_opt {
+	int key;
+	const char *name;
+	enum tool_opt_type type;
+	void *dest;
+	unsigned long max;
+	void (*call)(const char *arg);
+};
+
+#define TOOL_FLAG(key, name, dest)	{ key, name, TOOL_OPT_FLAG, dest, 0, NULL }
+#define TOOL_STR(key, name, dest)	{ key, name, TOOL_OPT_STR, dest, 0, NULL }
+#define TOOL_NUM(key, name, type, dest, max) \
+	{ key, name, TOOL_OPT_##type, dest, max, NULL }
+#define TOOL_CALL(key, name, fn)	{ key, name, TOOL_OPT_CALL, NULL, 0, fn }
+#define TOOL_CALL0(key, name, fn)	{ key, name, TOOL_OPT_CALL0, NULL, 0, fn }
+#define TOOL_HELP(key, name)		{ key, name, TOOL_OPT_HELP, NULL, 0, NULL }
+
+/*
+ * -d DEV -g GID_INDEX -D PEER_DEV -G PEER_GID_INDEX (and their long
+ * names) into the name and gid_index of @a and @b.
+ */
+#define TOOL_OPTS_DEV_PAIR(a, b)					\
+	TOOL_STR('d', "dev", &(a)->name),				\
+	TOOL_NUM('g', "gid-index", INT, &(a)->gid_index, 1023),		\
+	TOOL_STR('D', "peer-dev", &(b)->name),				\
+	TOOL_NUM('G', "peer-gid-index", INT, &(b)->gid_index, 1023)
+
+/*
+ * getopt_long() over the @n options @opts. An unknown option, or one
+ * without its argument, calls @usage(2), TOOL_HELP @usage(0); @usage
+ * must not return. Returns optind: the first argument not an option.
+ */
+int tool_getopt(int argc, char **argv, const struct tool_opt *opts,
+		unsigned int n, void (*usage)(int status));
+
 /* A named case of a tool: -c NAME picks it; without -c, the defaults run. */
 struct tool_case {
 	const char *name;

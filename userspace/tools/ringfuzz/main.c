@@ -300,41 +300,47 @@ static void usage(int status)
 
 static void inject(const char *what)
 {
-	if (!strcmp(what, "control"))
-		inject_control = true;
-	else if (!strcmp(what, "probe"))
-		inject_probe = true;
-	else if (!strcmp(what, "leak"))
-		inject_leak = true;
-	else if (!strcmp(what, "stall"))
-		inject_stall = true;
-	else if (!strcmp(what, "evidence"))
-		inject_evidence = true;
-	else
+	static const char *const faults[] = {
+		"control", "probe", "leak", "stall", "evidence",
+	};
+	bool *const flags[] = {
+		&inject_control, &inject_probe, &inject_leak, &inject_stall,
+		&inject_evidence,
+	};
+	int i = tool_name_index(faults, ARRAY_SIZE(faults), what);
+
+	if (i < 0)
 		tool_die("no fault %s", what);
+	*flags[i] = true;
+}
+
+static void set_seed(const char *s)
+{
+	run_seed = strtoull(s, NULL, 0);
+}
+
+static void choose_case(const char *name)
+{
+	tool_case_choose(&cases, name);
 }
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "dev", required_argument, NULL, 'd' },
-		{ "gid-index", required_argument, NULL, 'g' },
-		{ "peer-dev", required_argument, NULL, 'D' },
-		{ "peer-gid-index", required_argument, NULL, 'G' },
-		{ "case", required_argument, NULL, 'c' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "iterations", required_argument, NULL, 'n' },
-		{ "first", required_argument, NULL, 'f' },
-		{ "stall", required_argument, NULL, 'S' },
-		{ "wait-file", required_argument, NULL, 'w' },
-		{ "inject", required_argument, NULL, 'I' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
+	enum { O_SEED = 256, O_ITERATIONS, O_FIRST, O_STALL, O_WAIT, O_INJECT };
+	const struct tool_opt opts[] = {
+		TOOL_OPTS_DEV_PAIR(&dev_a, &dev_b),
+		TOOL_CALL('c', "case", choose_case),
+		TOOL_CALL(O_SEED, "seed", set_seed),
+		TOOL_NUM(O_ITERATIONS, "iterations", UINT, &iterations, 1000000),
+		TOOL_NUM(O_FIRST, "first", UINT, &first_seq, 1000000000),
+		TOOL_NUM(O_STALL, "stall", UINT, &stall_s, 3600),
+		TOOL_STR(O_WAIT, "wait-file", &wait_file),
+		TOOL_CALL(O_INJECT, "inject", inject),
+		TOOL_FLAG('v', "verbose", &verbose),
+		TOOL_HELP('h', "help"),
 	};
 	const char *env;
 	pid_t pid;
-	int c;
 
 	run_seed = tool_clock_seed();
 	env = getenv("SROCE_RINGFUZZ_SEED");
@@ -344,25 +350,8 @@ int main(int argc, char **argv)
 	if (env && *env)
 		iterations = tool_number(env, 1000000);
 	dev_a.gid_index = dev_b.gid_index = -1;
-	while ((c = getopt_long(argc, argv, "d:g:D:G:c:hv", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd': dev_a.name = optarg; break;
-		case 'g': dev_a.gid_index = tool_number(optarg, 1023); break;
-		case 'D': dev_b.name = optarg; break;
-		case 'G': dev_b.gid_index = tool_number(optarg, 1023); break;
-		case 's': run_seed = strtoull(optarg, NULL, 0); break;
-		case 'n': iterations = tool_number(optarg, 1000000); break;
-		case 'f': first_seq = tool_number(optarg, 1000000000); break;
-		case 'S': stall_s = tool_number(optarg, 3600); break;
-		case 'w': wait_file = optarg; break;
-		case 'I': inject(optarg); break;
-		case 'v': verbose = true; break;
-		case 'c': tool_case_choose(&cases, optarg); break;
-		case 'h': usage(0); break;
-		default: usage(2);
-		}
-	}
-	if (optind != argc || !dev_a.name || !dev_b.name ||
+	if (tool_getopt(argc, argv, opts, ARRAY_SIZE(opts), usage) != argc ||
+	    !dev_a.name || !dev_b.name ||
 	    dev_a.gid_index < 0 || dev_b.gid_index < 0 || !stall_s)
 		usage(2);
 	setvbuf(stdout, NULL, _IOLBF, 0);

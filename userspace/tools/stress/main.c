@@ -327,62 +327,52 @@ static void parse_only(const char *list)
 	event_mask = tool_name_mask(list, ev_names, EV_NR, "no event %s");
 }
 
+/* The run's seed: --seed, or from the clock. */
+static uint64_t seed;
+
+static void set_seed(const char *s)
+{
+	seed = strtoull(s, NULL, 0);
+}
+
+static void inject(const char *what)
+{
+	if (strcmp(what, "data"))
+		tool_die("no fault %s", what);
+	inject_data = true;
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "dev", required_argument, NULL, 'd' },
-		{ "gid", required_argument, NULL, 'g' },
-		{ "gid6", required_argument, NULL, '6' },
-		{ "peer-dev", required_argument, NULL, 'D' },
-		{ "peer-gid", required_argument, NULL, 'G' },
-		{ "peer-gid6", required_argument, NULL, '7' },
-		{ "events", required_argument, NULL, 'e' },
-		{ "forever", no_argument, NULL, 'F' },
-		{ "pairs", required_argument, NULL, 'p' },
-		{ "only", required_argument, NULL, 'o' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "gap-ms", required_argument, NULL, 'm' },
-		{ "min-ms", required_argument, NULL, 'M' },
-		{ "removal-ms", required_argument, NULL, 'R' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "inject", required_argument, NULL, 'I' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
+	enum { O_EVENTS = 256, O_FOREVER, O_PAIRS, O_ONLY, O_SEED, O_GAP,
+	       O_MIN, O_REMOVAL, O_INJECT };
+	const struct tool_opt opts[] = {
+		TOOL_STR('d', "dev", &dev_a.name),
+		TOOL_NUM('g', "gid", INT, &dev_a.gid_index[0], 1023),
+		TOOL_NUM('6', "gid6", INT, &dev_a.gid_index[1], 1023),
+		TOOL_STR('D', "peer-dev", &dev_b.name),
+		TOOL_NUM('G', "peer-gid", INT, &dev_b.gid_index[0], 1023),
+		TOOL_NUM('7', "peer-gid6", INT, &dev_b.gid_index[1], 1023),
+		TOOL_NUM(O_EVENTS, "events", ULONG, &events, 100000000),
+		TOOL_FLAG(O_FOREVER, "forever", &forever),
+		TOOL_NUM(O_PAIRS, "pairs", UINT, &npairs, MAX_PAIRS),
+		TOOL_CALL(O_ONLY, "only", parse_only),
+		TOOL_CALL(O_SEED, "seed", set_seed),
+		TOOL_NUM(O_GAP, "gap-ms", UINT, &gap_ms, 600000),
+		TOOL_NUM(O_MIN, "min-ms", ULONG, &min_ms, 86400000),
+		TOOL_NUM(O_REMOVAL, "removal-ms", ULONG, &removal_ms, 600000),
+		TOOL_FLAG('v', "verbose", &verbose),
+		TOOL_CALL(O_INJECT, "inject", inject),
+		TOOL_HELP('h', "help"),
 	};
 	static const enum kind kinds[] = { K_RC, K_RC_SRQ, K_UC, K_UD };
-	uint64_t seed = tool_clock_seed();
 	unsigned int i;
-	int c;
 
 	dev_a.gid_index[0] = dev_a.gid_index[1] = -1;
 	dev_b.gid_index[0] = dev_b.gid_index[1] = -1;
-	while ((c = getopt_long(argc, argv, "d:g:6:D:G:7:vh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd': dev_a.name = optarg; break;
-		case 'g': dev_a.gid_index[0] = tool_number(optarg, 1023); break;
-		case '6': dev_a.gid_index[1] = tool_number(optarg, 1023); break;
-		case 'D': dev_b.name = optarg; break;
-		case 'G': dev_b.gid_index[0] = tool_number(optarg, 1023); break;
-		case '7': dev_b.gid_index[1] = tool_number(optarg, 1023); break;
-		case 'e': events = tool_number(optarg, 100000000); break;
-		case 'F': forever = true; break;
-		case 'p': npairs = tool_number(optarg, MAX_PAIRS); break;
-		case 'o': parse_only(optarg); break;
-		case 's': seed = strtoull(optarg, NULL, 0); break;
-		case 'm': gap_ms = tool_number(optarg, 600000); break;
-		case 'M': min_ms = tool_number(optarg, 86400000); break;
-		case 'R': removal_ms = tool_number(optarg, 600000); break;
-		case 'v': verbose = true; break;
-		case 'I':
-			if (strcmp(optarg, "data"))
-				tool_die("no fault %s", optarg);
-			inject_data = true;
-			break;
-		case 'h': usage(0); break;
-		default: usage(2);
-		}
-	}
-	if (optind != argc || !dev_a.name || !dev_b.name || !npairs ||
+	seed = tool_clock_seed();
+	if (tool_getopt(argc, argv, opts, ARRAY_SIZE(opts), usage) != argc ||
+	    !dev_a.name || !dev_b.name || !npairs ||
 	    dev_a.gid_index[0] < 0 || dev_a.gid_index[1] < 0 ||
 	    dev_b.gid_index[0] < 0 || dev_b.gid_index[1] < 0)
 		usage(2);

@@ -289,69 +289,43 @@ static void parse_inject(const char *s)
 enum { O_SQ = 256, O_RQ, O_ONE_WAY, O_ALLOW_LOSS, O_INJECT, O_LAX_GRH, O_ANY_SL,
        O_ACK_TIMEOUT };
 
-static const struct option long_opts[] = {
-	{ "server", no_argument, NULL, 'S' },
-	{ "client", required_argument, NULL, 'C' },
-	{ "port", required_argument, NULL, 'p' },
-	{ "dev", required_argument, NULL, 'd' },
-	{ "gid-index", required_argument, NULL, 'g' },
-	{ "qps", required_argument, NULL, 'q' },
-	{ "ops", required_argument, NULL, 'n' },
-	{ "seed", required_argument, NULL, 's' },
-	{ "max-size", required_argument, NULL, 'm' },
-	{ "mix", required_argument, NULL, 'x' },
-	{ "transport", required_argument, NULL, 't' },
-	{ "sq-depth", required_argument, NULL, O_SQ },
-	{ "rq-depth", required_argument, NULL, O_RQ },
-	{ "timeout", required_argument, NULL, 'T' },
-	{ "one-way", no_argument, NULL, O_ONE_WAY },
-	{ "allow-loss", no_argument, NULL, O_ALLOW_LOSS },
-	{ "inject-corruption", required_argument, NULL, O_INJECT },
-	{ "lax-grh-checksum", no_argument, NULL, O_LAX_GRH },
-	{ "any-sl", no_argument, NULL, O_ANY_SL },
-	{ "ack-timeout", required_argument, NULL, O_ACK_TIMEOUT },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
-};
-
-static void parse_option(int o, const char *arg)
+static void set_mix(const char *arg)
 {
-	switch (o) {
-	case 'S': opt.server = true; break;
-	case 'C': opt.host = arg; break;
-	case 'p': opt.port = arg; break;
-	case 'd': opt.dev = arg; break;
-	case 'g': opt.gid_index = tool_number(arg, 65535); break;
-	case 'q': opt.qps = tool_number(arg, MAX_QPS); break;
-	case 'n': opt.ops = tool_number(arg, 1u << 30); break;
-	case 's': opt.seed = tool_number(arg, UINT64_MAX); break;
-	case 'm': opt.max_size = tool_number(arg, 1u << 26); break;
-	case 'x': opt.mix = parse_mix(arg); opt.mix_set = true; break;
-	case 't': parse_transport(arg); break;
-	case O_SQ: opt.sq_depth = tool_number(arg, 1u << 16); break;
-	case O_RQ: opt.rq_depth = tool_number(arg, 1u << 16); break;
-	case 'T': opt.timeout = tool_number(arg, 86400); break;
-	case O_ONE_WAY: opt.one_way = true; break;
-	case O_ALLOW_LOSS: opt.allow_loss = true; break;
-	case O_INJECT: parse_inject(arg); break;
-	case O_LAX_GRH: opt.lax_grh = true; break;
-	case O_ANY_SL: opt.any_sl = true; break;
-	case O_ACK_TIMEOUT: opt.ack_timeout = tool_number(arg, 31); break;
-	case 'v': opt.verbose = true; break;
-	case 'h': usage(0);
-	default: usage(2);
-	}
+	opt.mix = parse_mix(arg);
+	opt.mix_set = true;
 }
+
+static const struct tool_opt opts[] = {
+	TOOL_FLAG('S', "server", &opt.server),
+	TOOL_STR('C', "client", &opt.host),
+	TOOL_STR('p', "port", &opt.port),
+	TOOL_STR('d', "dev", &opt.dev),
+	TOOL_NUM('g', "gid-index", INT, &opt.gid_index, 65535),
+	TOOL_NUM('q', "qps", UINT, &opt.qps, MAX_QPS),
+	TOOL_NUM('n', "ops", UINT, &opt.ops, 1u << 30),
+	TOOL_NUM('s', "seed", U64, &opt.seed, UINT64_MAX),
+	TOOL_NUM('m', "max-size", UINT, &opt.max_size, 1u << 26),
+	TOOL_CALL('x', "mix", set_mix),
+	TOOL_CALL('t', "transport", parse_transport),
+	TOOL_NUM(O_SQ, "sq-depth", UINT, &opt.sq_depth, 1u << 16),
+	TOOL_NUM(O_RQ, "rq-depth", UINT, &opt.rq_depth, 1u << 16),
+	TOOL_NUM('T', "timeout", UINT, &opt.timeout, 86400),
+	TOOL_FLAG(O_ONE_WAY, "one-way", &opt.one_way),
+	TOOL_FLAG(O_ALLOW_LOSS, "allow-loss", &opt.allow_loss),
+	TOOL_CALL(O_INJECT, "inject-corruption", parse_inject),
+	TOOL_FLAG(O_LAX_GRH, "lax-grh-checksum", &opt.lax_grh),
+	TOOL_FLAG(O_ANY_SL, "any-sl", &opt.any_sl),
+	TOOL_NUM(O_ACK_TIMEOUT, "ack-timeout", UINT, &opt.ack_timeout, 31),
+	TOOL_FLAG('v', "verbose", &opt.verbose),
+	TOOL_HELP('h', "help"),
+};
 
 static void parse_args(int argc, char **argv)
 {
 	uint32_t allowed;
-	int o;
 
-	while ((o = getopt_long(argc, argv, "SC:p:d:g:q:n:s:m:x:t:T:vh", long_opts, NULL)) != -1)
-		parse_option(o, optarg);
-	if (optind != argc || opt.server == !!opt.host)
+	if (tool_getopt(argc, argv, opts, ARRAY_SIZE(opts), usage) != argc ||
+	    opt.server == !!opt.host)
 		usage(2);
 	allowed = opt.transport == IBV_QPT_RC ? MIX_RC :
 		  opt.transport == IBV_QPT_UC ? MIX_UC : MIX_UD;
