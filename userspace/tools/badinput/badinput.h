@@ -43,7 +43,6 @@ extern struct state b;
 
 extern struct tool_report rep;
 
-extern const char *const state_names[];
 
 /* main.c */
 void line(const char *name, const char *expected, const char *got,

@@ -75,22 +75,9 @@ int create_err(const void *obj)
 	return obj ? 0 : (errno ? errno : -1);
 }
 
-const char *const state_names[] = {
-	"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR", "UNKNOWN",
-};
-
 const char *type_name(enum ibv_qp_type type)
 {
-	switch (type) {
-	case IBV_QPT_RC:
-		return "RC";
-	case IBV_QPT_UC:
-		return "UC";
-	case IBV_QPT_UD:
-		return "UD";
-	default:
-		return "QP";
-	}
+	return tool_qp_type_name(type, "QP");
 }
 
 /* ------------------------------------------------------------------ */

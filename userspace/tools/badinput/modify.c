@@ -275,8 +275,8 @@ static void run_mod_case(const struct mod_case *c)
 	after = qp_state(qp);
 	if (after != (c->err ? before : (int)c->to)) {
 		snprintf(name, sizeof(name), "%s: state after", c->name);
-		line(name, state_names[c->err ? before : (int)c->to],
-		     after < 0 ? tool_errname(-after) : state_names[after],
+		line(name, tool_qp_state_name(c->err ? before : (int)c->to),
+		     after < 0 ? tool_errname(-after) : tool_qp_state_name(after),
 		     false);
 	}
 	ibv_destroy_qp(qp);

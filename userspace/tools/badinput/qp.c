@@ -88,7 +88,7 @@ struct ibv_qp *qp_at(enum ibv_qp_type type, enum ibv_qp_state state)
 		err = ibv_modify_qp(qp, &a, mask);
 		if (err) {
 			snprintf(name, sizeof(name), "setup: %s to %s",
-				 type_name(type), state_names[walk[i]]);
+				 type_name(type), tool_qp_state_name(walk[i]));
 			check_err(name, 0, err);
 			ibv_destroy_qp(qp);
 			return NULL;
@@ -193,10 +193,10 @@ void valid_walk(enum ibv_qp_type type)
 		if (from == IBV_QPS_SQD)	/* SQD->RTS needs nothing */
 			mask = IBV_QP_STATE;
 		snprintf(n, sizeof(n), "%s walk %s->%s", type_name(type),
-			 state_names[from], state_names[walk[i]]);
+			 tool_qp_state_name(from), tool_qp_state_name(walk[i]));
 		check_err(n, 0, ibv_modify_qp(qp, &a, mask));
 		snprintf(n, sizeof(n), "%s walk %s->%s: state", type_name(type),
-			 state_names[from], state_names[walk[i]]);
+			 tool_qp_state_name(from), tool_qp_state_name(walk[i]));
 		check_val(n, walk[i], qp_state(qp));
 		if (walk[i] == IBV_QPS_RTS && from == IBV_QPS_RTR)
 			check_query(qp, type);
@@ -223,14 +223,14 @@ void valid_err_reset(enum ibv_qp_type type)
 			continue;
 		a.qp_state = IBV_QPS_ERR;
 		snprintf(n, sizeof(n), "%s %s->ERR", type_name(type),
-			 state_names[states[i]]);
+			 tool_qp_state_name(states[i]));
 		check_err(n, 0, ibv_modify_qp(qp, &a, IBV_QP_STATE));
 		a.qp_state = IBV_QPS_RESET;
 		snprintf(n, sizeof(n), "%s %s->ERR->RESET", type_name(type),
-			 state_names[states[i]]);
+			 tool_qp_state_name(states[i]));
 		check_err(n, 0, ibv_modify_qp(qp, &a, IBV_QP_STATE));
 		snprintf(n, sizeof(n), "%s %s->ERR->RESET: state",
-			 type_name(type), state_names[states[i]]);
+			 type_name(type), tool_qp_state_name(states[i]));
 		check_val(n, IBV_QPS_RESET, qp_state(qp));
 		ibv_destroy_qp(qp);
 	}
@@ -291,28 +291,34 @@ void qp_create_cases(void)
 		.max_send_wr = 16, .max_recv_wr = 16,
 		.max_send_sge = 1, .max_recv_sge = 1,
 	};
-	struct ibv_qp_cap cap, out;
+	struct ibv_qp_cap cap;
+	/* One capability past the device's limit each: EINVAL. */
+	const struct {
+		const char *name;
+		enum ibv_qp_type type;
+		uint32_t *field;
+		uint32_t value;
+	} over[] = {
+		{ "create_qp max_send_wr max_qp_wr+1", IBV_QPT_RC,
+		  &cap.max_send_wr, b.dev.max_qp_wr + 1 },
+		{ "create_qp max_recv_wr max_qp_wr+1", IBV_QPT_RC,
+		  &cap.max_recv_wr, b.dev.max_qp_wr + 1 },
+		{ "create_qp max_send_sge max_sge+1", IBV_QPT_RC,
+		  &cap.max_send_sge, b.dev.max_sge + 1 },
+		{ "create_qp max_recv_sge max_sge+1", IBV_QPT_UD,
+		  &cap.max_recv_sge, b.dev.max_sge + 1 },
+		{ "create_qp max_inline_data 513", IBV_QPT_RC,
+		  &cap.max_inline_data, 513 },
+	};
+	struct ibv_qp_cap out;
+	unsigned int i;
 
-	cap = ok;
-	cap.max_send_wr = b.dev.max_qp_wr + 1;
-	check_err("create_qp max_send_wr max_qp_wr+1", EINVAL,
-		  try_create_qp(IBV_QPT_RC, &cap, false, NULL));
-	cap = ok;
-	cap.max_recv_wr = b.dev.max_qp_wr + 1;
-	check_err("create_qp max_recv_wr max_qp_wr+1", EINVAL,
-		  try_create_qp(IBV_QPT_RC, &cap, false, NULL));
-	cap = ok;
-	cap.max_send_sge = b.dev.max_sge + 1;
-	check_err("create_qp max_send_sge max_sge+1", EINVAL,
-		  try_create_qp(IBV_QPT_RC, &cap, false, NULL));
-	cap = ok;
-	cap.max_recv_sge = b.dev.max_sge + 1;
-	check_err("create_qp max_recv_sge max_sge+1", EINVAL,
-		  try_create_qp(IBV_QPT_UD, &cap, false, NULL));
-	cap = ok;
-	cap.max_inline_data = 513;
-	check_err("create_qp max_inline_data 513", EINVAL,
-		  try_create_qp(IBV_QPT_RC, &cap, false, NULL));
+	for (i = 0; i < ARRAY_SIZE(over); i++) {
+		cap = ok;
+		*over[i].field = over[i].value;
+		check_err(over[i].name, EINVAL,
+			  try_create_qp(over[i].type, &cap, false, NULL));
+	}
 	/* An XRC send QP has no RQ: the receive sizes are ignored. */
 	check_err("create_qp type XRC_SEND", 0,
 		  try_create_qp(IBV_QPT_XRC_SEND, &ok, false, NULL));

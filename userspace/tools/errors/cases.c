@@ -155,17 +155,46 @@ void case_send_too_long(void)
 	pair_down(&a, &b);
 }
 
+/* rnr_naks_sent of the responder's device, rnr_naks_rcvd of the requester's. */
+struct rnr_counts {
+	unsigned long sent, rcvd;
+};
+
+static struct rnr_counts rnr_counters(void)
+{
+	struct rnr_counts c;
+
+	c.sent = counter(&dev_b, "rnr_naks_sent");
+	c.rcvd = counter(&dev_a, "rnr_naks_rcvd");
+	return c;
+}
+
+/* Both counters rose since @before; returns by how much. */
+static struct rnr_counts check_rnr_rose(struct rnr_counts before)
+{
+	struct rnr_counts d;
+	char got[64];
+
+	tool_sleep_ms(50);		/* past the counters' lifespan */
+	d = rnr_counters();
+	d.sent -= before.sent;
+	d.rcvd -= before.rcvd;
+	snprintf(got, sizeof(got), "%lu", d.sent);
+	tool_check_true(&rep, "responder: rnr_naks_sent rose", d.sent > 0, got);
+	snprintf(got, sizeof(got), "%lu", d.rcvd);
+	tool_check_true(&rep, "requester: rnr_naks_rcvd rose", d.rcvd > 0, got);
+	return d;
+}
+
 /* A SEND finds no receive: the responder answers RNR NAKs. */
 void case_rnr_late(void)
 {
 	struct qp_params p = default_params;
-	unsigned long sent0, rcvd0, sent, rcvd;
+	struct rnr_counts before, rose;
 	struct end a, b;
-	char got[64];
 
 	pair_up(&a, &b, &p);
-	sent0 = counter(&dev_b, "rnr_naks_sent");
-	rcvd0 = counter(&dev_a, "rnr_naks_rcvd");
+	before = rnr_counters();
 	fill(a.buf, 2000, 5);
 	post_send(&a, 1, IBV_WR_SEND, 0, 2000, 0, 0);
 	expect_no_wc(&a, "requester: SEND waits for a receive", late_ms);
@@ -176,15 +205,9 @@ void case_rnr_late(void)
 		   !memcmp(a.buf, b.buf + 4096, 2000), "differ");
 	expect_state(&a, "requester: QP state", IBV_QPS_RTS, 0);
 	expect_state(&b, "responder: QP state", IBV_QPS_RTS, 0);
-	tool_sleep_ms(50);		/* past the counters' lifespan */
-	sent = counter(&dev_b, "rnr_naks_sent") - sent0;
-	rcvd = counter(&dev_a, "rnr_naks_rcvd") - rcvd0;
-	snprintf(got, sizeof(got), "%lu", sent);
-	tool_check_true(&rep, "responder: rnr_naks_sent rose", sent > 0, got);
-	snprintf(got, sizeof(got), "%lu", rcvd);
-	tool_check_true(&rep, "requester: rnr_naks_rcvd rose", rcvd > 0, got);
-	info("rnr_naks_sent +%lu, rnr_naks_rcvd +%lu in %u ms", sent, rcvd,
-	     late_ms);
+	rose = check_rnr_rose(before);
+	info("rnr_naks_sent +%lu, rnr_naks_rcvd +%lu in %u ms", rose.sent,
+	     rose.rcvd, late_ms);
 	pair_down(&a, &b);
 }
 
@@ -244,14 +267,12 @@ void case_rnr_refill(void)
 void case_rnr_exhausted(void)
 {
 	struct qp_params p = default_params;
-	unsigned long sent0, rcvd0, sent, rcvd;
+	struct rnr_counts before;
 	struct end a, b;
-	char got[64];
 
 	p.rnr_retry = 0;
 	pair_up(&a, &b, &p);
-	sent0 = counter(&dev_b, "rnr_naks_sent");
-	rcvd0 = counter(&dev_a, "rnr_naks_rcvd");
+	before = rnr_counters();
 	post_send(&a, 1, IBV_WR_SEND, 0, 100, 0, 0);
 	post_send(&a, 2, IBV_WR_SEND, 0, 100, 0, 0);
 	expect_wc(&a, "requester: SEND", 1, IBV_WC_RNR_RETRY_EXC_ERR, 5000);
@@ -262,12 +283,6 @@ void case_rnr_exhausted(void)
 	expect_state(&b, "responder: QP state", IBV_QPS_RTS, 0);
 	post_recv(&b, 10, 0, 1024);
 	expect_no_wc(&b, "responder: receive stays posted", 100);
-	tool_sleep_ms(50);
-	sent = counter(&dev_b, "rnr_naks_sent") - sent0;
-	rcvd = counter(&dev_a, "rnr_naks_rcvd") - rcvd0;
-	snprintf(got, sizeof(got), "%lu", sent);
-	tool_check_true(&rep, "responder: rnr_naks_sent rose", sent > 0, got);
-	snprintf(got, sizeof(got), "%lu", rcvd);
-	tool_check_true(&rep, "requester: rnr_naks_rcvd rose", rcvd > 0, got);
+	check_rnr_rose(before);
 	pair_down(&a, &b);
 }

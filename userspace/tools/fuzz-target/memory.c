@@ -126,20 +126,10 @@ void create_memory(void)
 
 /* ---------------------------------------------------------------------- */
 
+/* Every target is of one of the five types. */
 const char *type_name(enum ibv_qp_type type)
 {
-	switch (type) {
-	case IBV_QPT_RC:
-		return "RC";
-	case IBV_QPT_UC:
-		return "UC";
-	case IBV_QPT_UD:
-		return "UD";
-	case IBV_QPT_XRC_RECV:
-		return "XRC_TGT";
-	default:
-		return "XRC_INI";
-	}
+	return tool_qp_type_name(type, "XRC_INI");
 }
 
 const char *state_name(enum ibv_qp_state s)

@@ -52,6 +52,16 @@ static unsigned int parse_rights(const char *s)
 	return r;
 }
 
+/* A @what line has @want fields (it has @n), and room in its table. */
+static void check_line(const char *what, int n, int want, int count, int max,
+		       const char *things)
+{
+	if (n != want)
+		tool_die("targets: a %s line has %d fields, not %d", what, want, n);
+	if (count == max)
+		tool_die("targets: more than %d %s", max, things);
+}
+
 static void parse_qp(char **w, int n)
 {
 	struct tqp *q = &tq[num_tq];
@@ -59,10 +69,7 @@ static void parse_qp(char **w, int n)
 	bool known = true;
 	int i;
 
-	if (n != 12)
-		tool_die("targets: a qp line has 12 fields, not %d", n);
-	if (num_tq == MAX_TARGETS)
-		tool_die("targets: more than %d QPs", MAX_TARGETS);
+	check_line("qp", n, 12, num_tq, MAX_TARGETS, "QPs");
 	memset(q, 0, sizeof(*q));
 	parse_num(w[1], 0xffffff, &x);
 	q->qpn = x;
@@ -95,10 +102,7 @@ static void parse_key(char **w, int n)
 	struct tkey *k = &keys[num_keys];
 	uint64_t x;
 
-	if (n != 6)
-		tool_die("targets: a key line has 6 fields, not %d", n);
-	if (num_keys == MAX_KEYS)
-		tool_die("targets: more than %d keys", MAX_KEYS);
+	check_line("key", n, 6, num_keys, MAX_KEYS, "keys");
 	memset(k, 0, sizeof(*k));
 	parse_num(w[1], 0xffffffff, &x);
 	k->rkey = x;

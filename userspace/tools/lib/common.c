@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * Opening a device by name, IP addresses as GIDs, the names of errnos,
- * events and QP states, numbers on the command line, dying.
+ * events, QP states and types, numbers on the command line, dying.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -115,6 +115,24 @@ const char *tool_qp_state_name(int state)
 	if (state >= 0 && (unsigned int)state < ARRAY_SIZE(names) && names[state])
 		return names[state];
 	return "UNKNOWN";
+}
+
+const char *tool_qp_type_name(enum ibv_qp_type type, const char *other)
+{
+	switch (type) {
+	case IBV_QPT_RC:
+		return "RC";
+	case IBV_QPT_UC:
+		return "UC";
+	case IBV_QPT_UD:
+		return "UD";
+	case IBV_QPT_XRC_SEND:
+		return "XRC_INI";
+	case IBV_QPT_XRC_RECV:
+		return "XRC_TGT";
+	default:
+		return other;
+	}
 }
 
 unsigned long tool_number(const char *s, unsigned long max)

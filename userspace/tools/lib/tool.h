@@ -37,6 +37,12 @@ const char *tool_event_name(enum ibv_event_type type);
 /* "RESET", "INIT"... "ERR" for a QP state, "UNKNOWN" for anything else. */
 const char *tool_qp_state_name(int state);
 
+/*
+ * "RC", "UC", "UD", "XRC_INI" (XRC send) or "XRC_TGT" (XRC receive) for
+ * a QP type, @other for any other.
+ */
+const char *tool_qp_type_name(enum ibv_qp_type type, const char *other);
+
 /* Parse a non-negative number or exit. */
 unsigned long tool_number(const char *s, unsigned long max);
 

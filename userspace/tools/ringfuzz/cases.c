@@ -81,17 +81,24 @@ static void unbind_wqe(struct fpair *fp, uint8_t *e, uint64_t wr_id)
  * back by one. A requester that fetches until it meets the producer
  * never meets it again, and local WQEs cost it no packet budget.
  */
-void case_sq_producer_back(void)
+/* A signaled SEND of 64 bytes, wr_id TAG_REAL | 1, through libibverbs. */
+static int post_send_1(struct fpair *fp)
 {
-	struct qp_params p = { .timeout = 20, .retry_cnt = 7, .rnr_retry = 7,
-			       .min_rnr_timer = 1 };
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
 	struct ibv_sge sge = { .addr = (uintptr_t)w.buf_f, .length = 64,
 			       .lkey = w.mr_f->lkey };
 	struct ibv_send_wr wr = {
 		.wr_id = TAG_REAL | 1, .sg_list = &sge, .num_sge = 1,
 		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
 	}, *bad;
+
+	return ibv_post_send(fp->qp, &wr, &bad);
+}
+
+void case_sq_producer_back(void)
+{
+	struct qp_params p = { .timeout = 20, .retry_cnt = 7, .rnr_retry = 7,
+			       .min_rnr_timer = 1 };
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
 	struct ibv_wc wc[64];
 	uint32_t cons, i;
 	uint64_t t0;
@@ -105,7 +112,7 @@ void case_sq_producer_back(void)
 	control_round();
 	/* P drops whatever comes: F's SEND stays unacknowledged (4 s timer). */
 	modify(fp.pqp, &a, IBV_QP_STATE, "ERR");
-	err = ibv_post_send(fp.qp, &wr, &bad);
+	err = post_send_1(&fp);
 	tool_check(&rep, "post a SEND through libibverbs", "0", tool_errname(err));
 	note_published(&fp.sq);
 	cons = load_idx(&fp.sq.hdr->consumer);
@@ -140,7 +147,7 @@ void case_sq_producer_back(void)
 		for (i = 0; n > 0 && i < (uint32_t)n; i++) {
 			if (wc[i].status != IBV_WC_SUCCESS && !fp.err_cqes++)
 				fp.first_err = wc[i].status;
-			if (wc[i].wr_id == wr.wr_id) {
+			if (wc[i].wr_id == (TAG_REAL | 1)) {
 				send_seen = true;
 				send_ok = wc[i].status == IBV_WC_SUCCESS;
 			}
@@ -292,12 +299,6 @@ void case_rq_wqe_sge(void)
 /* The CQ looks full (or impossible) to the kernel when F completes. */
 static void cq_bad(bool past)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)w.buf_f, .length = 64,
-			       .lkey = w.mr_f->lkey };
-	struct ibv_send_wr wr = {
-		.wr_id = TAG_REAL | 1, .sg_list = &sge, .num_sge = 1,
-		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
-	}, *bad;
 	struct fpair fp;
 	uint32_t prod;
 	uint64_t t0;
@@ -307,7 +308,7 @@ static void cq_bad(bool past)
 	prod = load_idx(&fp.cqr.hdr->producer);
 	store_idx(&fp.cqr.hdr->consumer,
 		  past ? prod + 5 : fp.cqr.shadow - fp.cqr.num);
-	err = ibv_post_send(fp.qp, &wr, &bad);
+	err = post_send_1(&fp);
 	tool_check(&rep, "post a SEND through libibverbs", "0", tool_errname(err));
 	note_published(&fp.sq);
 	/* No polling of F here: that would put the consumer index back. */
@@ -454,21 +455,13 @@ static void build_sane(struct fpair *fp, uint8_t *e, uint32_t op, uint64_t id)
 
 void case_opcodes(void)
 {
-	static const uint32_t ops[] = {
-		IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_SEND,
-		IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_READ,
-		IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
-		IBV_WR_LOCAL_INV, IBV_WR_BIND_MW, IBV_WR_SEND_WITH_INV,
-		IBV_WR_TSO, IBV_WR_DRIVER1, 12, 13, SROCE_WR_FLUSH,
-		SROCE_WR_ATOMIC_WRITE, 16, 17, 0x20 /* kernel REG_MR */, 255,
-		0xffffffff,
-	};
+	const uint32_t *ops = wqe_opcodes;
 	struct fpair fp;
 	bool up = false;
 	unsigned int k;
 	uint8_t e[4096];
 
-	for (k = 0; k < ARRAY_SIZE(ops); k++) {
+	for (k = 0; k < NUM_WQE_OPCODES; k++) {
 		uint32_t op = ops[k], idx;
 		bool valid = op <= IBV_WR_SEND_WITH_INV ||
 			     op == SROCE_WR_FLUSH || op == SROCE_WR_ATOMIC_WRITE;
@@ -513,7 +506,7 @@ void case_opcodes(void)
 			tool_check(&rep, "F ends in ERR", "ERR",
 			      tool_qp_state_name(wait_state(&fp, IBV_QPS_ERR, 5000)));
 		}
-		if (tool_qp_state(fp.qp) == IBV_QPS_ERR || k + 1 == ARRAY_SIZE(ops)) {
+		if (tool_qp_state(fp.qp) == IBV_QPS_ERR || k + 1 == NUM_WQE_OPCODES) {
 			/* libsroce's index is behind: do not post through it. */
 			fp.sq.shadow = load_idx(&fp.sq.hdr->producer);
 			case_end(&fp);

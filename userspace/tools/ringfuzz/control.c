@@ -58,6 +58,15 @@ struct ibv_mr *reg(struct ibv_pd *pd, void *buf, size_t len, int access)
 	return mr;
 }
 
+/* A PD on each device, or die with @what first in the message. */
+void alloc_pds(struct ibv_pd **a, struct ibv_pd **b, const char *what)
+{
+	*a = ibv_alloc_pd(dev_a.ctx);
+	*b = ibv_alloc_pd(dev_b.ctx);
+	if (!*a || !*b)
+		tool_die("%sibv_alloc_pd: %s", what, strerror(errno));
+}
+
 void control_setup(void)
 {
 	struct ibv_qp_init_attr init = {
@@ -70,10 +79,7 @@ void control_setup(void)
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		     IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 
-	ctl.pd_a = ibv_alloc_pd(dev_a.ctx);
-	ctl.pd_b = ibv_alloc_pd(dev_b.ctx);
-	if (!ctl.pd_a || !ctl.pd_b)
-		tool_die("control: ibv_alloc_pd: %s", strerror(errno));
+	alloc_pds(&ctl.pd_a, &ctl.pd_b, "control: ");
 	ctl.cq_a = ibv_create_cq(dev_a.ctx, 64, NULL, NULL, 0);
 	ctl.cq_b = ibv_create_cq(dev_b.ctx, 64, NULL, NULL, 0);
 	if (!ctl.cq_a || !ctl.cq_b)

@@ -11,10 +11,7 @@ void world_setup(void)
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		     IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 
-	w.pd_f = ibv_alloc_pd(dev_a.ctx);
-	w.pd_p = ibv_alloc_pd(dev_b.ctx);
-	if (!w.pd_f || !w.pd_p)
-		tool_die("ibv_alloc_pd: %s", strerror(errno));
+	alloc_pds(&w.pd_f, &w.pd_p, "");
 	w.buf_f = tool_alloc(F_BUF_SIZE);
 	w.buf_probe = tool_alloc(PROBE_MAX);
 	w.buf_p = tool_alloc(P_BUF_SIZE);
@@ -126,7 +123,13 @@ int db_send(struct ibv_qp *qp, bool bogus)
 	return uverbs_write(qp->context, &c, len);
 }
 
-static int db_recv(struct ibv_qp *qp)
+/*
+ * POST_RECV (of a QP) or POST_SRQ_RECV (of an SRQ) with no work request:
+ * both commands and their responses have the same layout, the QP's or
+ * the SRQ's handle second.
+ */
+static int db_recv_cmd(struct ibv_context *ctx, uint32_t command,
+		       uint32_t handle)
 {
 	struct {
 		struct ib_uverbs_cmd_hdr hdr;
@@ -135,31 +138,30 @@ static int db_recv(struct ibv_qp *qp)
 	struct ib_uverbs_post_recv_resp resp;
 
 	memset(&c, 0, sizeof(c));
-	c.hdr.command = IB_USER_VERBS_CMD_POST_RECV;
+	c.hdr.command = command;
 	c.hdr.in_words = sizeof(c) / 4;
 	c.hdr.out_words = sizeof(resp) / 4;
 	c.cmd.response = (uintptr_t)&resp;
-	c.cmd.qp_handle = qp->handle;
+	c.cmd.qp_handle = handle;
 	c.cmd.wqe_size = sizeof(struct ib_uverbs_recv_wr);
-	return uverbs_write(qp->context, &c, sizeof(c));
+	return uverbs_write(ctx, &c, sizeof(c));
 }
 
-static int db_srq(struct ibv_srq *srq)
-{
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_post_srq_recv cmd;
-	} c;
-	struct ib_uverbs_post_srq_recv_resp resp;
+_Static_assert(sizeof(struct ib_uverbs_post_recv) ==
+	       sizeof(struct ib_uverbs_post_srq_recv) &&
+	       offsetof(struct ib_uverbs_post_recv, qp_handle) ==
+	       offsetof(struct ib_uverbs_post_srq_recv, srq_handle),
+	       "POST_RECV and POST_SRQ_RECV differ");
 
-	memset(&c, 0, sizeof(c));
-	c.hdr.command = IB_USER_VERBS_CMD_POST_SRQ_RECV;
-	c.hdr.in_words = sizeof(c) / 4;
-	c.hdr.out_words = sizeof(resp) / 4;
-	c.cmd.response = (uintptr_t)&resp;
-	c.cmd.srq_handle = srq->handle;
-	c.cmd.wqe_size = sizeof(struct ib_uverbs_recv_wr);
-	return uverbs_write(srq->context, &c, sizeof(c));
+/* A doorbell of F that failed is evidence of an error on F. */
+static void doorbell_rung(struct fpair *fp, int err)
+{
+	fp->doorbells++;
+	if (err) {
+		fp->db_errnos++;
+		fp->last_errno = err;
+	}
+	alive();
 }
 
 /* Ring F's send doorbell; a failure is evidence of an error on F. */
@@ -169,12 +171,7 @@ void ring_sq(struct fpair *fp)
 
 	beat("%s: SQ doorbell of QP %u", rep.cur, fp->qp->qp_num);
 	err = db_send(fp->qp, false);
-	fp->doorbells++;
-	if (err) {
-		fp->db_errnos++;
-		fp->last_errno = err;
-	}
-	alive();
+	doorbell_rung(fp, err);
 }
 
 void ring_rq(struct fpair *fp)
@@ -183,13 +180,12 @@ void ring_rq(struct fpair *fp)
 
 	beat("%s: %s doorbell of QP %u", rep.cur, fp->srq ? "SRQ" : "RQ",
 	     fp->qp->qp_num);
-	err = fp->srq ? db_srq(fp->srq) : db_recv(fp->qp);
-	fp->doorbells++;
-	if (err) {
-		fp->db_errnos++;
-		fp->last_errno = err;
-	}
-	alive();
+	err = fp->srq ? db_recv_cmd(fp->srq->context,
+				    IB_USER_VERBS_CMD_POST_SRQ_RECV,
+				    fp->srq->handle) :
+			db_recv_cmd(fp->qp->context, IB_USER_VERBS_CMD_POST_RECV,
+				    fp->qp->handle);
+	doorbell_rung(fp, err);
 }
 
 /* ------------------------------------------------------------------ */

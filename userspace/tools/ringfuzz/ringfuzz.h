@@ -277,6 +277,7 @@ uint32_t load_idx(const uint32_t *p);
 void store_idx(uint32_t *p, uint32_t v);
 uint32_t *kernel_idx(struct ring *r, bool cq);
 /* control.c */
+void alloc_pds(struct ibv_pd **a, struct ibv_pd **b, const char *what);
 void modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask,
 	    const char *to);
 void set_av(struct ibv_ah_attr *ah, const struct dev *from,
@@ -314,6 +315,8 @@ uint64_t p_tgt(uint32_t off);
 void f_post_send(struct fpair *fp);
 void p_post_send(struct fpair *fp);
 /* ringops.c */
+#define NUM_WQE_OPCODES 21
+extern const uint32_t wqe_opcodes[NUM_WQE_OPCODES];
 void sq_move(struct fpair *fp);
 void sq_rewrite(struct fpair *fp);
 void sq_rewrite_free(struct fpair *fp);

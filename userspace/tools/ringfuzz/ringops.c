@@ -8,21 +8,22 @@
 
 /* Ring operations */
 
+/* Every opcode, valid or not, that WQEs are written with. */
+const uint32_t wqe_opcodes[NUM_WQE_OPCODES] = {
+	IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_SEND,
+	IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_READ,
+	IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
+	IBV_WR_LOCAL_INV, IBV_WR_BIND_MW, IBV_WR_SEND_WITH_INV,
+	IBV_WR_TSO, IBV_WR_DRIVER1, 12, 13, SROCE_WR_FLUSH,
+	SROCE_WR_ATOMIC_WRITE, 16, 17, 0x20 /* kernel REG_MR */, 255,
+	0xffffffff,
+};
+
 static uint32_t pick_opcode(void)
 {
-	static const uint32_t ops[] = {
-		IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_SEND,
-		IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_READ,
-		IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
-		IBV_WR_LOCAL_INV, IBV_WR_BIND_MW, IBV_WR_SEND_WITH_INV,
-		IBV_WR_TSO, IBV_WR_DRIVER1, 12, 13, SROCE_WR_FLUSH,
-		SROCE_WR_ATOMIC_WRITE, 16, 17, 0x20 /* kernel REG_MR */, 255,
-		0xffffffff,
-	};
-
 	if (chance(4))
 		return tool_rng_next(&R);
-	return ops[rnd(ARRAY_SIZE(ops))];
+	return wqe_opcodes[rnd(NUM_WQE_OPCODES)];
 }
 
 /* Every combination of the four flags, now and then any bits at all. */
@@ -341,17 +342,27 @@ static void op_note(struct fpair *fp, const char *what, struct ring *r)
 	     load_idx(&r->hdr->consumer), r->shadow);
 }
 
-void sq_move(struct fpair *fp)
+/*
+ * Move the producer index of @r, F's SQ or its RQ (or SRQ), and now and
+ * then (@percent) ring its doorbell @ring.
+ */
+static void wq_move(struct fpair *fp, struct ring *r, unsigned int percent,
+		    void (*ring)(struct fpair *))
 {
-	uint32_t v = pick_index(&fp->sq, load_idx(&fp->sq.hdr->consumer));
+	uint32_t v = pick_index(r, load_idx(&r->hdr->consumer));
 
-	op_note(fp, "producer move", &fp->sq);
+	op_note(fp, "producer move", r);
 	if (verbose)
 		printf("  to %u\n", v);
-	store_idx(&fp->sq.hdr->producer, v);
-	fp->sq.moved |= v != fp->sq.shadow;
-	if (chance(60))
-		ring_sq(fp);
+	store_idx(&r->hdr->producer, v);
+	r->moved |= v != r->shadow;
+	if (chance(percent))
+		ring(fp);
+}
+
+void sq_move(struct fpair *fp)
+{
+	wq_move(fp, &fp->sq, 60, ring_sq);
 }
 
 /* An index near the live part of a work queue: consumer - 1 to producer + 1. */
@@ -390,59 +401,66 @@ static bool pick_free(struct ring *r, uint32_t *i)
 	return true;
 }
 
-void sq_rewrite_free(struct fpair *fp)
+/* Garbage in a free slot of @r; now and then (@percent) its doorbell. */
+static void wq_rewrite_free(struct fpair *fp, struct ring *r,
+			    unsigned int percent, void (*ring)(struct fpair *))
 {
 	uint32_t i;
 
-	if (!pick_free(&fp->sq, &i))
+	if (!pick_free(r, &i))
 		return;
-	op_note(fp, "free slot scribble", &fp->sq);
-	tool_rng_fill(&R, slot(&fp->sq, i), fp->sq.es);
-	if (chance(50))
-		ring_sq(fp);
+	op_note(fp, "free slot scribble", r);
+	tool_rng_fill(&R, slot(r, i), r->es);
+	if (chance(percent))
+		ring(fp);
+}
+
+void sq_rewrite_free(struct fpair *fp)
+{
+	wq_rewrite_free(fp, &fp->sq, 50, ring_sq);
 }
 
 void rq_rewrite_free(struct fpair *fp)
 {
-	uint32_t i;
-
-	if (!pick_free(&fp->rq, &i))
-		return;
-	op_note(fp, "free slot scribble", &fp->rq);
-	tool_rng_fill(&R, slot(&fp->rq, i), fp->rq.es);
-	if (chance(30))
-		ring_rq(fp);
+	wq_rewrite_free(fp, &fp->rq, 30, ring_rq);
 }
 
-/* Write 1 to 3 WQEs into the ring past libsroce, and publish them. */
-void sq_inject(struct fpair *fp)
+static void build_any_send(struct fpair *fp, uint8_t *e)
 {
-	uint32_t p = chance(70) ? fp->sq.shadow : load_idx(&fp->sq.hdr->producer);
+	build_send(fp, e, pick_opcode());
+}
+
+/*
+ * Write 1 to 3 WQEs made by @build into @r past libsroce, and publish
+ * them; now and then (@percent) ring its doorbell.
+ */
+static void wq_inject(struct fpair *fp, struct ring *r,
+		      void (*build)(struct fpair *, uint8_t *),
+		      unsigned int percent, void (*ring)(struct fpair *))
+{
+	uint32_t p = chance(70) ? r->shadow : load_idx(&r->hdr->producer);
 	unsigned int i, n = 1 + rnd(3);
 	uint8_t e[4096];
 
-	op_note(fp, "WQE injection", &fp->sq);
+	op_note(fp, "WQE injection", r);
 	for (i = 0; i < n; i++) {
-		build_send(fp, e, pick_opcode());
-		memcpy(slot(&fp->sq, p + i), e, fp->sq.es);
+		build(fp, e);
+		memcpy(slot(r, p + i), e, r->es);
 	}
-	store_idx(&fp->sq.hdr->producer, p + n);
-	fp->sq.moved = true;
-	if (chance(80))
-		ring_sq(fp);
+	store_idx(&r->hdr->producer, p + n);
+	r->moved = true;
+	if (chance(percent))
+		ring(fp);
+}
+
+void sq_inject(struct fpair *fp)
+{
+	wq_inject(fp, &fp->sq, build_any_send, 80, ring_sq);
 }
 
 void rq_move(struct fpair *fp)
 {
-	uint32_t v = pick_index(&fp->rq, load_idx(&fp->rq.hdr->consumer));
-
-	op_note(fp, "producer move", &fp->rq);
-	if (verbose)
-		printf("  to %u\n", v);
-	store_idx(&fp->rq.hdr->producer, v);
-	fp->rq.moved |= v != fp->rq.shadow;
-	if (chance(40))
-		ring_rq(fp);
+	wq_move(fp, &fp->rq, 40, ring_rq);
 }
 
 void rq_rewrite(struct fpair *fp)
@@ -457,19 +475,7 @@ void rq_rewrite(struct fpair *fp)
 
 void rq_inject(struct fpair *fp)
 {
-	uint32_t p = chance(70) ? fp->rq.shadow : load_idx(&fp->rq.hdr->producer);
-	unsigned int i, n = 1 + rnd(3);
-	uint8_t e[4096];
-
-	op_note(fp, "WQE injection", &fp->rq);
-	for (i = 0; i < n; i++) {
-		build_recv(fp, e);
-		memcpy(slot(&fp->rq, p + i), e, fp->rq.es);
-	}
-	store_idx(&fp->rq.hdr->producer, p + n);
-	fp->rq.moved = true;
-	if (chance(30))
-		ring_rq(fp);
+	wq_inject(fp, &fp->rq, build_recv, 30, ring_rq);
 }
 
 void cq_move(struct fpair *fp)

@@ -40,8 +40,7 @@ void info(const char *fmt, ...)
 
 const char *type_name(enum ibv_qp_type t)
 {
-	return t == IBV_QPT_RC ? "RC" : t == IBV_QPT_UC ? "UC" :
-	       t == IBV_QPT_UD ? "UD" : "?";
+	return tool_qp_type_name(t, "?");
 }
 
 /* The watchdog: the parent watches a heartbeat the worker writes. */

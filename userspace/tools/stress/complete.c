@@ -219,85 +219,107 @@ static void check_recv(struct pair *p, struct fifo *f, const struct ibv_wc *wc,
 	verified(p, e.len, side);
 }
 
-void poll_a(struct pair *p)
+/* A receive of the requester (@a) or of the responder completed. */
+static void recv_done(struct pair *p, const struct ibv_wc *wc,
+		      unsigned int slot, bool a)
 {
+	const char *who = a ? "the requester" : "the responder";
+
+	if (wc->status != IBV_WC_SUCCESS) {
+		op_error(p, who, "receive", wc->status);
+		return;
+	}
+	if (a)
+		check_recv(p, &p->to_a, wc, p->abuf + A_RECV + slot * RSLOT,
+			   who, 2);
+	else
+		check_recv(p, &p->to_b, wc, p->brbuf + B_RECV + slot * RSLOT,
+			   who, 1);
+	if (!p->dead)
+		(a ? post_recv_a : post_recv_b)(p, slot);
+}
+
+/*
+ * The operation in flight (of @ops, @depth slots, wr_id type @type) that
+ * @wc completes; NULL, reported, if it is none.
+ */
+static struct op *op_of(struct pair *p, const struct ibv_wc *wc,
+			struct op *ops, unsigned int depth, uint64_t type,
+			const char *whose)
+{
+	struct op *o = &ops[(wc->wr_id & 0xff) % depth];
+
+	if ((wc->wr_id & W_TYPE) != type || o->id != (wc->wr_id & ~W_TYPE) >> 8) {
+		mismatch(p, "%s CQ gave wr_id %#" PRIx64 " (%s), which is not "
+			 "in flight", whose, wc->wr_id,
+			 ibv_wc_status_str(wc->status));
+		return NULL;
+	}
+	return o;
+}
+
+/* The completions of the requester (@a) or of the responder. */
+static void poll_side(struct pair *p, bool a)
+{
+	struct ibv_cq *cq = a ? p->acq : p->bcq;
+	const char *who = a ? "the requester" : "the responder";
 	struct ibv_wc wc[16];
 	int i, n;
 
-	if (!p->acq)
+	if (!cq)
 		return;
-	n = ibv_poll_cq(p->acq, 16, wc);
+	n = ibv_poll_cq(cq, 16, wc);
 	for (i = 0; i < n; i++) {
-		uint64_t t = wc[i].wr_id & W_TYPE, slot = wc[i].wr_id & 0xff;
+		uint64_t t = wc[i].wr_id & W_TYPE;
+		unsigned int slot = wc[i].wr_id & 0xff;
 		struct op *o;
 
-		if (t == W_ARECV) {
-			if (wc[i].status != IBV_WC_SUCCESS) {
-				op_error(p, "the requester", "receive",
-					 wc[i].status);
-				continue;
-			}
-			check_recv(p, &p->to_a, &wc[i], p->abuf + A_RECV +
-				   slot * RSLOT, "the requester", 2);
-			if (!p->dead)
-				post_recv_a(p, slot);
+		if (!a && (t == W_BIND || t == W_INV))
+			continue;	/* the window's: events look at them */
+		if (t == (a ? W_ARECV : W_BRECV)) {
+			recv_done(p, &wc[i], slot, a);
 			continue;
 		}
-		o = &p->aop[slot % DEPTH];
-		if (t != W_AOP || o->id != (wc[i].wr_id & ~W_TYPE) >> 8) {
-			mismatch(p, "the requester's CQ gave wr_id %#" PRIx64
-				 " (%s), which is not in flight", wc[i].wr_id,
-				 ibv_wc_status_str(wc[i].status));
+		o = a ? op_of(p, &wc[i], p->aop, DEPTH, W_AOP, "the requester's") :
+			op_of(p, &wc[i], p->bop, BDEPTH, W_BOP, "the responder's");
+		if (!o)
 			continue;
-		}
-		if (wc[i].status == IBV_WC_SUCCESS)
+		if (wc[i].status != IBV_WC_SUCCESS)
+			op_error(p, who, op_names[o->kind], wc[i].status);
+		else if (a)
 			check_a(p, slot, o);
 		else
-			op_error(p, "the requester", op_names[o->kind],
-				 wc[i].status);
+			verified(p, 0, 2);
 		o->id = 0;
 	}
 }
 
+void poll_a(struct pair *p)
+{
+	poll_side(p, true);
+}
+
 void poll_b(struct pair *p)
 {
-	struct ibv_wc wc[16];
-	int i, n;
+	poll_side(p, false);
+}
 
-	if (!p->bcq)
-		return;
-	n = ibv_poll_cq(p->bcq, 16, wc);
-	for (i = 0; i < n; i++) {
-		uint64_t t = wc[i].wr_id & W_TYPE, slot = wc[i].wr_id & 0xff;
-		struct op *o;
+/* The operations of @p still in flight. */
+unsigned int in_flight(const struct pair *p)
+{
+	unsigned int k, n = 0;
 
-		if (t == W_BIND || t == W_INV)
-			continue;	/* the window's: events look at them */
-		if (t == W_BRECV) {
-			if (wc[i].status != IBV_WC_SUCCESS) {
-				op_error(p, "the responder", "receive",
-					 wc[i].status);
-				continue;
-			}
-			check_recv(p, &p->to_b, &wc[i], p->brbuf + B_RECV +
-				   slot * RSLOT, "the responder", 1);
-			if (!p->dead)
-				post_recv_b(p, slot);
-			continue;
-		}
-		o = &p->bop[slot % BDEPTH];
-		if (t != W_BOP || o->id != (wc[i].wr_id & ~W_TYPE) >> 8) {
-			mismatch(p, "the responder's CQ gave wr_id %#" PRIx64
-				 " (%s), which is not in flight", wc[i].wr_id,
-				 ibv_wc_status_str(wc[i].status));
-			continue;
-		}
-		if (wc[i].status == IBV_WC_SUCCESS) {
-			verified(p, 0, 2);
-		} else {
-			op_error(p, "the responder", op_names[o->kind],
-				 wc[i].status);
-		}
-		o->id = 0;
-	}
+	for (k = 0; k < DEPTH; k++)
+		n += !!p->aop[k].id;
+	for (k = 0; k < BDEPTH; k++)
+		n += !!p->bop[k].id;
+	return n;
+}
+
+/* Both sides' completions; the operations still in flight. */
+unsigned int poll_pair(struct pair *p)
+{
+	poll_a(p);
+	poll_b(p);
+	return in_flight(p);
 }

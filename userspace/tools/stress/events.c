@@ -108,8 +108,7 @@ void traffic_step(void)
 		if (!p->alive)
 			continue;
 		post_all(p);
-		poll_a(p);
-		poll_b(p);
+		poll_pair(p);
 	}
 	drain_events();
 }
@@ -120,25 +119,26 @@ void disturb(struct pair *p)
 	p->disturbed_at = tool_now_ms();
 }
 
-static void ev_qp_responder(struct pair *p)
+/* Destroy @whose QP *@qp of @p under traffic: it must work. */
+static void destroy_qp(struct pair *p, struct ibv_qp **qp, const char *whose)
 {
-	int err = ibv_destroy_qp(p->bqp);
+	int err = ibv_destroy_qp(*qp);
 
 	if (err)
-		fail("pair %u (%s): destroying the responder's QP under "
-		     "traffic: %s", p->n, kind_names[p->kind], strerror(err));
-	p->bqp = NULL;
+		fail("pair %u (%s): destroying %s QP under traffic: %s", p->n,
+		     kind_names[p->kind], whose, strerror(err));
+	*qp = NULL;
+}
+
+static void ev_qp_responder(struct pair *p)
+{
+	destroy_qp(p, &p->bqp, "the responder's");
 	disturb(p);
 }
 
 static void ev_qp_requester(struct pair *p)
 {
-	int err = ibv_destroy_qp(p->aqp);
-
-	if (err)
-		fail("pair %u (%s): destroying the requester's QP under "
-		     "traffic: %s", p->n, kind_names[p->kind], strerror(err));
-	p->aqp = NULL;
+	destroy_qp(p, &p->aqp, "the requester's");
 	p->aqpx = NULL;
 	disturb(p);
 }
@@ -361,6 +361,18 @@ static void ev_sqd(struct pair *p)
 	}
 }
 
+/* Both QPs of @p to @a's state (@name); false, the pair disturbed, if not. */
+static bool both_to(struct pair *p, struct ibv_qp_attr *a, const char *name)
+{
+	if (!ibv_modify_qp(p->aqp, a, IBV_QP_STATE) &&
+	    !ibv_modify_qp(p->bqp, a, IBV_QP_STATE))
+		return true;
+	if (!removal_explains())
+		fail("pair %u: modify to %s failed", p->n, name);
+	disturb(p);
+	return false;
+}
+
 /* Both QPs to ERR, every work request flushed, RESET, connected again. */
 static void ev_reset(struct pair *p)
 {
@@ -370,21 +382,11 @@ static void ev_reset(struct pair *p)
 	uint64_t t0;
 
 	p->grace_until = ~0ULL;
-	if (ibv_modify_qp(p->aqp, &a, IBV_QP_STATE) ||
-	    ibv_modify_qp(p->bqp, &a, IBV_QP_STATE)) {
-		if (!removal_explains())
-			fail("pair %u: modify to ERR failed", p->n);
-		disturb(p);
+	if (!both_to(p, &a, "ERR"))
 		return;
-	}
 	t0 = tool_now_ms();
 	do {
-		poll_a(p);
-		poll_b(p);
-		for (i = left = 0; i < DEPTH; i++)
-			left += !!p->aop[i].id;
-		for (i = 0; i < BDEPTH; i++)
-			left += !!p->bop[i].id;
+		left = poll_pair(p);
 	} while (left && tool_now_ms() - t0 < WAIT_MS && !removed_now());
 	if (left) {
 		if (!removed)
@@ -397,13 +399,8 @@ static void ev_reset(struct pair *p)
 	poll_a(p);
 	poll_b(p);
 	a.qp_state = IBV_QPS_RESET;
-	if (ibv_modify_qp(p->aqp, &a, IBV_QP_STATE) ||
-	    ibv_modify_qp(p->bqp, &a, IBV_QP_STATE)) {
-		if (!removal_explains())
-			fail("pair %u: modify to RESET failed", p->n);
-		disturb(p);
+	if (!both_to(p, &a, "RESET"))
 		return;
-	}
 	connect_qp(p->aqp, &dev_a, &dev_b, p->bqp->qp_num, p->v6[0], psn_ab,
 		   psn_ba, p->rd_atomic[0]);
 	connect_qp(p->bqp, &dev_b, &dev_a, p->aqp->qp_num, p->v6[1], psn_ba,

@@ -185,7 +185,7 @@ static bool all_recovered(void)
 static void quiesce(void)
 {
 	uint64_t t0 = tool_now_ms();
-	unsigned int i, k, left;
+	unsigned int i, left;
 
 	do {
 		left = 0;
@@ -194,12 +194,7 @@ static void quiesce(void)
 
 			if (!p->alive)
 				continue;
-			poll_a(p);
-			poll_b(p);
-			for (k = 0; k < DEPTH; k++)
-				left += !!p->aop[k].id;
-			for (k = 0; k < BDEPTH; k++)
-				left += !!p->bop[k].id;
+			left += poll_pair(p);
 		}
 		drain_events();
 	} while (left && !removed && tool_now_ms() - t0 < 2 * WAIT_MS);

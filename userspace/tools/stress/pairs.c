@@ -91,45 +91,43 @@ void connect_qp(struct ibv_qp *qp, const struct dev *from,
 	tool_qp_connect(qp, &c, IBV_QPS_RTS);
 }
 
-void post_recv_a(struct pair *p, unsigned int slot)
+/*
+ * Post receive @wr_id of @buf (RSLOT bytes, @lkey) on @srq, or on @qp
+ * unless an event destroyed it; a failure kills the pair.
+ */
+static void post_recv_on(struct pair *p, struct ibv_qp *qp,
+			 struct ibv_srq *srq, uint8_t *buf, uint32_t lkey,
+			 uint64_t wr_id, const char *side)
 {
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)p->abuf + A_RECV + slot * RSLOT,
-		.length = RSLOT, .lkey = p->alkey,
-	};
-	struct ibv_recv_wr wr = { .wr_id = W_ARECV | slot, .sg_list = &sge,
+	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = RSLOT,
+			       .lkey = lkey };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
 				  .num_sge = 1 }, *bad;
 	int err;
 
-	if (!p->aqp)
+	if (srq)
+		err = ibv_post_srq_recv(srq, &wr, &bad);
+	else if (!qp)
 		return;		/* destroyed by an event */
-	err = ibv_post_recv(p->aqp, &wr, &bad);
+	else
+		err = ibv_post_recv(qp, &wr, &bad);
 	if (err && !removal_explains()) {
-		note("pair %u: posting a receive on A: %s", p->n, strerror(err));
+		note("pair %u: posting a receive on %s: %s", p->n, side,
+		     strerror(err));
 		p->dead = true;
 	}
 }
 
+void post_recv_a(struct pair *p, unsigned int slot)
+{
+	post_recv_on(p, p->aqp, NULL, p->abuf + A_RECV + slot * RSLOT,
+		     p->alkey, W_ARECV | slot, "A");
+}
+
 void post_recv_b(struct pair *p, unsigned int slot)
 {
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)p->brbuf + B_RECV + slot * RSLOT,
-		.length = RSLOT, .lkey = p->brlkey,
-	};
-	struct ibv_recv_wr wr = { .wr_id = W_BRECV | slot, .sg_list = &sge,
-				  .num_sge = 1 }, *bad;
-	int err;
-
-	if (p->bsrq)
-		err = ibv_post_srq_recv(p->bsrq, &wr, &bad);
-	else if (!p->bqp)
-		return;		/* destroyed by an event */
-	else
-		err = ibv_post_recv(p->bqp, &wr, &bad);
-	if (err && !removal_explains()) {
-		note("pair %u: posting a receive on B: %s", p->n, strerror(err));
-		p->dead = true;
-	}
+	post_recv_on(p, p->bqp, p->bsrq, p->brbuf + B_RECV + slot * RSLOT,
+		     p->brlkey, W_BRECV | slot, "B");
 }
 
 /* Wait for the completion of @wr_id on @cq; its status, or -1. */

@@ -235,6 +235,8 @@ void post_all(struct pair *p);
 void verified(struct pair *p, uint32_t bytes, int side);
 void poll_a(struct pair *p);
 void poll_b(struct pair *p);
+unsigned int in_flight(const struct pair *p);
+unsigned int poll_pair(struct pair *p);
 /* events.c */
 void drain_events(void);
 bool removed_now(void);

@@ -161,10 +161,7 @@ void on_send_wc(const struct ibv_wc *wc)
 		      (unsigned long long)wc->wr_id);
 	t = &c.qp[q];
 	op = &t->ring[k % c.p.sq_depth];
-	if (wc->status == IBV_WC_WR_FLUSH_ERR && !c.flushed[0])
-		snprintf(c.flushed, sizeof(c.flushed), "qp %u my op %u: completion status %s",
-			 q, k, ibv_wc_status_str(wc->status));
-	if (wc->status == IBV_WC_WR_FLUSH_ERR)
+	if (wc_flushed(wc, "qp %u my op %u", q, k))
 		return;
 	if (wc->status != IBV_WC_SUCCESS)
 		fatal("qp %u my op %u %s len %u: completion status %s (%d), vendor_err 0x%x",

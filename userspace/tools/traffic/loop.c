@@ -6,6 +6,28 @@
  */
 #include "traffic.h"
 
+/*
+ * A flushed completion (of what @fmt names): the first is kept to be
+ * reported (poll_cqs()), and none is checked further.
+ */
+bool wc_flushed(const struct ibv_wc *wc, const char *fmt, ...)
+{
+	size_t n;
+	va_list ap;
+
+	if (wc->status != IBV_WC_WR_FLUSH_ERR)
+		return false;
+	if (c.flushed[0])
+		return true;
+	va_start(ap, fmt);
+	n = vsnprintf(c.flushed, sizeof(c.flushed), fmt, ap);
+	va_end(ap);
+	if (n < sizeof(c.flushed))
+		snprintf(c.flushed + n, sizeof(c.flushed) - n,
+			 ": completion status %s", ibv_wc_status_str(wc->status));
+	return true;
+}
+
 /* The event loop */
 
 static int poll_cq(struct ibv_cq *cq, void (*fn)(const struct ibv_wc *))

@@ -246,10 +246,7 @@ void on_recv_wc(const struct ibv_wc *wc)
 		fatal("receive completion with a wr_id I never posted: 0x%llx",
 		      (unsigned long long)wc->wr_id);
 	t = &c.qp[q];
-	if (wc->status == IBV_WC_WR_FLUSH_ERR && !c.flushed[0])
-		snprintf(c.flushed, sizeof(c.flushed), "qp %u receive %u: completion status %s",
-			 q, k, ibv_wc_status_str(wc->status));
-	if (wc->status == IBV_WC_WR_FLUSH_ERR)
+	if (wc_flushed(wc, "qp %u receive %u", q, k))
 		return;
 	if (wc->status != IBV_WC_SUCCESS)
 		fatal("qp %u receive %u: completion status %s (%d), vendor_err 0x%x",

@@ -272,6 +272,8 @@ void on_recv_wc(const struct ibv_wc *wc);
 /* verdict.c */
 int advance(void);
 /* loop.c */
+bool wc_flushed(const struct ibv_wc *wc, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 void run(void);
 void dump_outstanding(void);
 
