@@ -13,18 +13,9 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "common.h"
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+#include "tool.h"
 
 static void print_event(const struct ibv_async_event *ev)
 {
@@ -46,34 +37,30 @@ static void print_event(const struct ibv_async_event *ev)
 	fflush(stdout);
 }
 
+static void usage(int status)
+{
+	(void)status;
+	tool_die("usage: sroce-events -d DEV [-n COUNT] [-t SECONDS]");
+}
+
 int main(int argc, char **argv)
 {
-	const char *usage = "usage: sroce-events -d DEV [-n COUNT] [-t SECONDS]";
 	unsigned long count = 2, secs = 30, seen = 0;
 	const char *dev = NULL;
 	struct ibv_context *ctx;
 	struct ibv_async_event ev;
 	struct pollfd pfd;
 	long deadline;
-	int opt, ret;
+	int ret;
+	const struct tool_opt opts[] = {
+		TOOL_STR('d', NULL, &dev),
+		TOOL_NUM('n', NULL, ULONG, &count, 1000),
+		TOOL_NUM('t', NULL, ULONG, &secs, 86400),
+	};
 
-	while ((opt = getopt(argc, argv, "d:n:t:")) != -1) {
-		switch (opt) {
-		case 'd':
-			dev = optarg;
-			break;
-		case 'n':
-			count = tool_number(optarg, 1000);
-			break;
-		case 't':
-			secs = tool_number(optarg, 86400);
-			break;
-		default:
-			tool_die("%s", usage);
-		}
-	}
+	tool_getopt(argc, argv, opts, ARRAY_SIZE(opts), usage);
 	if (!dev)
-		tool_die("%s", usage);
+		usage(2);
 
 	ctx = tool_open_device(dev);
 	pfd.fd = ctx->async_fd;
@@ -81,9 +68,9 @@ int main(int argc, char **argv)
 	printf("ready\n");
 	fflush(stdout);
 
-	deadline = now_ms() + secs * 1000;
+	deadline = (long)tool_now_ms() + secs * 1000;
 	while (seen < count) {
-		long left = deadline - now_ms();
+		long left = deadline - (long)tool_now_ms();
 
 		if (left <= 0) {
 			printf("timeout after %lu events\n", seen);

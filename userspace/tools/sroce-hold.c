@@ -28,10 +28,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "tool.h"
 
 #define NUM_PD	4
 #define NUM_CQ	4
@@ -57,65 +56,31 @@ static struct {
 	void *buf;
 } h;
 
-static void set_av(struct ibv_ah_attr *ah)
-{
-	memset(ah, 0, sizeof(*ah));
-	ah->is_global = 1;
-	ah->port_num = 1;
-	ah->grh.dgid = h.dgid;
-	ah->grh.sgid_index = h.sgid_index;
-	ah->grh.hop_limit = 64;
-}
-
-static void modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask)
+static int modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask,
+		  void *arg)
 {
 	int err = ibv_modify_qp(qp, a, mask);
 
+	(void)arg;
 	if (err)
 		tool_die("QP %u to state %d: %s", qp->qp_num, a->qp_state,
 			 strerror(err));
+	return 0;
 }
 
-/* RESET->INIT->RTR->RTS with ordinary attributes. */
+/* RESET->INIT->RTR->RTS with ordinary attributes (an RC QP faces itself). */
 static void qp_to_rts(struct ibv_qp *qp)
 {
-	bool rc = qp->qp_type == IBV_QPT_RC;
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-		.qkey = 0x11111111,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ,
+	struct tool_qp_conn c = {
+		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+		.qkey = 0x11111111, .dgid = h.dgid, .sgid_index = h.sgid_index,
+		.mtu = IBV_MTU_1024, .dest_qpn = qp->qp_num, .rq_psn = 1,
+		.max_dest_rd_atomic = 1, .min_rnr_timer = 12, .sq_psn = 1,
+		.timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
+		.max_rd_atomic = 1, .modify = modify,
 	};
 
-	modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-	       (rc ? IBV_QP_ACCESS_FLAGS : IBV_QP_QKEY));
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	if (rc) {
-		set_av(&a.ah_attr);
-		a.path_mtu = IBV_MTU_1024;
-		a.dest_qp_num = qp->qp_num;
-		a.rq_psn = 1;
-		a.max_dest_rd_atomic = 1;
-		a.min_rnr_timer = 12;
-	}
-	modify(qp, &a, IBV_QP_STATE | (rc ? IBV_QP_AV | IBV_QP_PATH_MTU |
-				       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				       IBV_QP_MAX_DEST_RD_ATOMIC |
-				       IBV_QP_MIN_RNR_TIMER : 0));
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 1;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	modify(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-	       (rc ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-		IBV_QP_MAX_QP_RD_ATOMIC : 0));
+	tool_qp_connect(qp, &c, IBV_QPS_RTS);
 }
 
 static struct ibv_qp *qp_new(unsigned int i)
@@ -198,7 +163,7 @@ static void create_all(const char *dev, unsigned int num_qp)
 		if (!h.mw[i])
 			tool_die("alloc_mw: %s", strerror(errno));
 	}
-	set_av(&ah);
+	tool_set_av(&ah, &h.dgid, h.sgid_index);
 	for (i = 0; i < NUM_AH; i++) {
 		h.ah[i] = ibv_create_ah(h.pd[i % NUM_PD], &ah);
 		if (!h.ah[i])
@@ -292,25 +257,17 @@ static void after_removal(void)
 	printf("close_device: %s\n", tool_errname(ibv_close_device(h.ctx)));
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Wait until @path exists; return 1 if @deadline passes first. */
 static int wait_for_file(const char *path, long deadline)
 {
 	struct stat st;
 
 	while (stat(path, &st)) {
-		if (now_ms() > deadline) {
+		if ((long)tool_now_ms() > deadline) {
 			printf("timeout\n");
 			return 1;
 		}
-		usleep(100 * 1000);
+		tool_sleep_ms(100);
 	}
 	return 0;
 }
@@ -328,7 +285,7 @@ static int wait_for_removal(long deadline)
 	int err;
 
 	while (!fatal || !failed) {
-		if (now_ms() > deadline) {
+		if ((long)tool_now_ms() > deadline) {
 			printf("timeout\n");
 			return 1;
 		}
@@ -347,45 +304,34 @@ static int wait_for_removal(long deadline)
 	return 0;
 }
 
+static void usage(int status)
+{
+	(void)status;
+	tool_die("usage: sroce-hold -d DEV -g SGID_INDEX -r PEER_IP [-n QPS] "
+		 "[-t SECONDS] [-w FILE]");
+}
+
 int main(int argc, char **argv)
 {
-	const char *usage =
-		"usage: sroce-hold -d DEV -g SGID_INDEX -r PEER_IP [-n QPS] [-t SECONDS] [-w FILE]";
 	const char *dev = NULL, *peer = NULL, *go = NULL;
 	unsigned long num_qp = 100, secs = 600;
 	long deadline;
 	long sgid = -1;
-	int opt;
+	const struct tool_opt opts[] = {
+		TOOL_STR('d', NULL, &dev),
+		TOOL_NUM('g', NULL, LONG, &sgid, 255),
+		TOOL_STR('r', NULL, &peer),
+		TOOL_NUM('n', NULL, ULONG, &num_qp, 10000),
+		TOOL_NUM('t', NULL, ULONG, &secs, 86400),
+		TOOL_STR('w', NULL, &go),
+	};
 
-	while ((opt = getopt(argc, argv, "d:g:r:n:t:w:")) != -1) {
-		switch (opt) {
-		case 'd':
-			dev = optarg;
-			break;
-		case 'g':
-			sgid = tool_number(optarg, 255);
-			break;
-		case 'r':
-			peer = optarg;
-			break;
-		case 'n':
-			num_qp = tool_number(optarg, 10000);
-			break;
-		case 't':
-			secs = tool_number(optarg, 86400);
-			break;
-		case 'w':
-			go = optarg;
-			break;
-		default:
-			tool_die("%s", usage);
-		}
-	}
+	tool_getopt(argc, argv, opts, ARRAY_SIZE(opts), usage);
 	if (!dev || !peer || sgid < 0 || !num_qp)
-		tool_die("%s", usage);
+		usage(2);
 	h.sgid_index = sgid;
 	tool_ip_to_gid(peer, &h.dgid);
-	deadline = now_ms() + secs * 1000;
+	deadline = (long)tool_now_ms() + secs * 1000;
 
 	create_all(dev, num_qp);
 	printf("ready ctx 1 pd %d cq %d srq %d qp %u rts %u mr %d mw %d ah %d\n",

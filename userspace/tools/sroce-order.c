@@ -37,7 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "tool.h"
 
 #define BUF_SIZE	8192
 #define MAX_LEN		4096
@@ -68,11 +68,8 @@ static void end_open(struct end *e, const char *name, const char *gid_index)
 	e->name = name;
 	e->ctx = tool_open_device(name);
 	e->gid_index = (int)tool_number(gid_index, 255);
-	if (ibv_query_gid(e->ctx, 1, e->gid_index, &e->gid))
-		tool_die("%s: ibv_query_gid %d failed", name, e->gid_index);
-	e->pd = ibv_alloc_pd(e->ctx);
-	if (!e->pd)
-		tool_die("%s: ibv_alloc_pd: %s", name, strerror(errno));
+	tool_query_gid(e->ctx, name, e->gid_index, &e->gid);
+	e->pd = tool_alloc_pd(e->ctx, name);
 	e->cq = ibv_create_cq(e->ctx, 8, NULL, NULL, 0);
 	if (!e->cq)
 		tool_die("%s: ibv_create_cq: %s", name, strerror(errno));
@@ -91,46 +88,33 @@ static void end_open(struct end *e, const char *name, const char *gid_index)
 		tool_die("%s: ibv_reg_mr: %s", name, strerror(errno));
 }
 
-static void modify(struct end *e, struct ibv_qp_attr *a, int mask,
-		   const char *state)
+static int modify(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask,
+		  void *arg)
 {
-	int err = ibv_modify_qp(e->qp, a, mask);
+	const struct end *e = arg;
+	int err = ibv_modify_qp(qp, a, mask);
 
 	if (err)
-		tool_die("%s: modify QP to %s: %s", e->name, state, strerror(err));
+		tool_die("%s: modify QP to %s: %s", e->name,
+			 tool_qp_state_name(a->qp_state), strerror(err));
+	return 0;
 }
 
-/* RESET to RTS, @e's QP facing @peer's, path MTU 1024 (IBA 9.7.3). */
+/*
+ * RESET to RTS, @e's QP facing @peer's, path MTU 1024 (IBA 9.7.3); PSNs
+ * 0, no RDMA READ or atomic resources.
+ */
 static void end_connect(struct end *e, const struct end *peer)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	struct tool_qp_conn c = {
+		.access = IBV_ACCESS_REMOTE_WRITE, .dgid = peer->gid,
+		.sgid_index = e->gid_index, .mtu = IBV_MTU_1024,
+		.dest_qpn = peer->qp->qp_num, .min_rnr_timer = 1,
+		.timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
+		.modify = modify, .arg = e,
 	};
 
-	modify(e, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-	       IBV_QP_ACCESS_FLAGS, "INIT");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->qp->qp_num;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = peer->gid;
-	a.ah_attr.grh.sgid_index = e->gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	modify(e, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-	       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-	       IBV_QP_MIN_RNR_TIMER, "RTR");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	modify(e, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-	       IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC,
-	       "RTS");
+	tool_qp_connect(e->qp, &c, IBV_QPS_RTS);
 }
 
 /* Byte @i of iteration @it's message of @len bytes: never zero. */

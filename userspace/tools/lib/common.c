@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * Opening a device by name, IP addresses as GIDs, the names of errnos,
+ * events, QP states and types, numbers on the command line, dying.
+ */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -7,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
+#include "tool.h"
 
 void tool_die(const char *fmt, ...)
 {
@@ -97,6 +101,38 @@ const char *tool_event_name(enum ibv_event_type type)
 	if ((unsigned int)type < ARRAY_SIZE(names) && names[type])
 		return names[type];
 	return "UNKNOWN";
+}
+
+const char *tool_qp_state_name(int state)
+{
+	static const char *const names[] = {
+		[IBV_QPS_RESET] = "RESET", [IBV_QPS_INIT] = "INIT",
+		[IBV_QPS_RTR] = "RTR", [IBV_QPS_RTS] = "RTS",
+		[IBV_QPS_SQD] = "SQD", [IBV_QPS_SQE] = "SQE",
+		[IBV_QPS_ERR] = "ERR",
+	};
+
+	if (state >= 0 && (unsigned int)state < ARRAY_SIZE(names) && names[state])
+		return names[state];
+	return "UNKNOWN";
+}
+
+const char *tool_qp_type_name(enum ibv_qp_type type, const char *other)
+{
+	switch (type) {
+	case IBV_QPT_RC:
+		return "RC";
+	case IBV_QPT_UC:
+		return "UC";
+	case IBV_QPT_UD:
+		return "UD";
+	case IBV_QPT_XRC_SEND:
+		return "XRC_INI";
+	case IBV_QPT_XRC_RECV:
+		return "XRC_TGT";
+	default:
+		return other;
+	}
 }
 
 unsigned long tool_number(const char *s, unsigned long max)
