@@ -15,9 +15,14 @@
 #                        if anything is missing (scripts/setup --if-needed;
 #                        make demo, check, check-debug and style do it first)
 #   make check           build (trixie included), then run the test suite
-#                        in VMs: all of it on the oldest and the newest
-#                        kernel, the smoke tests on those between
-#                        (SROCE_CHECK_ALL=1: all of it on every kernel)
+#                        in VMs: all of it on the newest kernel, on the
+#                        others what their "# runs-on:" lines name
+#                        (scripts/check; SROCE_CHECK_ALL=1: all of it on
+#                        every kernel)
+#   make test T=NAME [K=KERNEL]
+#                        build, then run the tests named (T="40 43"
+#                        works too) on KERNEL, on every supported kernel
+#                        without K, on the debug kernel with K=debug
 #   make kernel-debug    build the debug kernel (KASAN, lockdep, UBSAN,
 #                        kmemleak, ...; scripts/kernel-debug)
 #   make check-debug     build sroce.ko against it, the provider and the
@@ -26,6 +31,7 @@
 #                        RESUME=1 only those of the suite, or of TESTS,
 #                        without a pass for the code as it is now:
 #                        scripts/debug-ledger)
+#   make check-debug-safety  the same, for the safety set alone (an hour)
 #   make check-debug-status  what check-debug boots have proved for the
 #                        code as it is now: a row a test
 #   make demo            build, then show two sroce devices in a VM
@@ -43,6 +49,8 @@
 
 KERNELRELEASE ?=
 TESTS ?=
+T ?=
+K ?=
 RESUME ?=
 # The kernels to build for, listed when a recipe runs (scripts/setup may
 # have just installed their headers).
@@ -86,6 +94,19 @@ check: setup
 	$(MAKE) deb
 	scripts/check $(KERNELRELEASE)
 
+# One test or a few on one kernel: the module for that kernel alone.
+test: setup
+	@[ -n "$(T)" ] || { echo "usage: make test T=NAME [K=KERNEL|debug]" >&2; exit 2; }
+	$(MAKE) provider tools
+	set -e; k='$(K)'; [ "$$k" != debug ] || k=$$(scripts/kernel-debug); \
+	rels=$${k:-$$(scripts/kernels --boot)}; \
+	for rel in $$rels; do scripts/build-module "$$rel"; done; \
+	set --; for t in $(T); do \
+		f=$$(ls tests/$$t*.sh 2>/dev/null | head -n 1); \
+		[ -n "$$f" ] || { echo "make test: no test $$t" >&2; exit 2; }; \
+		set -- "$$@" -t "$$(basename "$$f" .sh)"; done; \
+	scripts/check "$$@" $$k
+
 kernel-debug:
 	scripts/kernel-debug
 
@@ -106,6 +127,15 @@ check-debug: setup
 	scripts/debug-ledger record "$$dir"; \
 	scripts/debug-ledger status "$$dir" | tail -n 1; \
 	exit $$st
+
+# The debug kernel's safety set, about an hour (Documentation/testing.md,
+# "The debug kernel"): the error, teardown and hostile-input tests.
+DEBUG_SAFETY = 01-harness 30-badinput 31-killed-holder 40-pingpong \
+	56-resp-errors 58-faults 59-failslab 60-fuzz-packets 61-fuzz-rings \
+	62-teardown 72-frmr-race 75-lying-peer 76-memcg 78-trace
+
+check-debug-safety:
+	$(MAKE) check-debug TESTS="$(DEBUG_SAFETY)" RESUME=$(RESUME)
 
 # What the debug kernel has proved with the code as it is now, across
 # boots (scripts/debug-ledger); make check-debug RESUME=1 runs the rest.
@@ -133,6 +163,6 @@ uninstall:
 deb: provider
 	scripts/build-deb
 
-.PHONY: all setup module provider tools rsocket trixie check kernel-debug check-debug \
+.PHONY: test check-debug-safety all setup module provider tools rsocket trixie check kernel-debug check-debug \
 	check-debug-status \
 	style clean demo install uninstall deb

@@ -11,12 +11,21 @@
 # rxe in 6.1 and 6.12 opens its UDP socket in the initial network
 # namespace only, so rxe_a and rxe_b cannot talk to each other: no
 # traffic here.
-# timeout: 120
+#
+# Then the counts: 20-pyverbs run on a copy of the pyverbs suite none of
+# whose test modules can be imported (each is then one skip) must fail,
+# saying how few passed: a suite that runs nothing does not pass.
+# (scripts/check-selftest checks the host's side: unexpected skips,
+# promised kernels, the deadline.)
+# runs-on: every
+# timeout: 300
 set -euo pipefail
 
 . "$(dirname "$0")/lib.sh"
 
-# librxe from the system's provider directory, not libsroce.
+# librxe from the system's provider directory, not libsroce (which the
+# counts' 20-pyverbs run below gets back).
+drivers=${RDMAV_DRIVERS:-}
 unset RDMAV_DRIVERS
 
 # check_device DEV IPV4 IPV6: DEV is listed with an active port and the
@@ -59,5 +68,30 @@ topo_down
 trap - EXIT
 [[ ! -e /sys/class/infiniband/rxe_a && ! -e /run/netns/a ]] ||
 	fail "topo_down left rxe_a or netns a behind"
+# The counts: a pyverbs suite that cannot import runs nothing, and fails.
+suite=/usr/share/doc/rdma-core/tests
+if [[ -f $suite/run_tests.py ]]; then
+	broken=$(mktemp -d)
+	trap 'rm -rf "$broken"' EXIT
+	cp -r "$suite" "$broken/suite"
+	gunzip -f "$broken"/suite/test_*.py.gz
+	for m in "$broken"/suite/test_*.py; do
+		sed -i '1i raise ImportError("broken on purpose by 01-harness")' "$m"
+	done
+	status=0
+	RDMAV_DRIVERS=$drivers SROCE_PYVERBS_SUITE=$broken/suite SROCE_REASON=$broken/reason \
+		"$SROCE_TOP/tests/20-pyverbs.sh" >"$broken/out" 2>&1 || status=$?
+	reason=$(cat "$broken/reason" 2>/dev/null || true)
+	((status == 1)) ||
+		fail "20-pyverbs on a suite that cannot import: status $status, not 1 ($reason; $(tail -n 3 "$broken/out"))"
+	[[ $reason == *"fewer than"* ]] ||
+		fail "20-pyverbs on a suite that cannot import failed for another reason: $reason"
+	log "counts: 20-pyverbs on a suite that cannot import fails: $reason"
+	rm -rf "$broken"
+	trap - EXIT
+else
+	fail "no pyverbs suite in $suite (python3-pyverbs)"
+fi
+
 kernel_log_clean || fail "the kernel complained"
 log "harness OK"

@@ -17,6 +17,7 @@
 # no netns a or b, no veth, sroce unloaded. At the end: `rdma resource
 # show` as before the first round, and slab memory no bigger than after
 # the first round (see slab_kib for what is measured and why).
+# runs-on: oldest
 # timeout: 400
 set -e
 . "$(dirname "$0")/lib.sh"

@@ -16,6 +16,7 @@
 #   - libsroce really is the provider: libibverbs loads it from
 #     build/userspace/ and warns about nothing, and without RDMAV_DRIVERS
 #     no provider claims the devices.
+# runs-on: every
 # timeout: 120
 set -e
 . "$(dirname "$0")/lib.sh"

@@ -18,6 +18,7 @@
 #   - deleting veth_a (the pair goes) removes sroce_a and sroce_b;
 #     deleting netns b, with it veth_b (and the pair) removes both again;
 #   - and the kernel logs no complaint.
+# runs-on: oldest
 # timeout: 120
 set -e
 . "$(dirname "$0")/lib.sh"

@@ -31,6 +31,7 @@
 #   - a failed `rdma link add` leaves no reference on the netdev behind:
 #     veth_i and veth_b can be deleted at once afterwards (a leaked one
 #     makes unregister_netdevice wait for it forever).
+# runs-on: oldest
 # timeout: 180
 set -e
 . "$(dirname "$0")/lib.sh"

@@ -18,6 +18,7 @@
 # "<iters> iters in <t> seconds", the matching byte count, and no
 # "invalid data" from -c (which checks one byte per page). The kernel
 # must not complain.
+# runs-on: every
 # timeout: 180
 set -e
 . "$(dirname "$0")/lib.sh"

@@ -42,6 +42,7 @@
 # The retransmit, timeout and NAK counters are printed after each part.
 # Seeds are printed, so a failure can be repeated. The kernel must not
 # complain.
+# runs-on: every
 # timeout: 300
 set -e
 . "$(dirname "$0")/lib.sh"

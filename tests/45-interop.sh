@@ -45,6 +45,7 @@
 #
 # rxe's programs run with the system's providers (rxe_run); sroce's with
 # libsroce (RDMAV_DRIVERS). The kernel must not complain.
+# runs-on: every
 # timeout: 300
 set -e
 . "$(dirname "$0")/lib.sh"

@@ -42,6 +42,7 @@
 #      64 MiB written, into veth_b for each 64 MiB read.
 #
 # The kernel must not complain.
+# runs-on: oldest debian13-6.12
 # timeout: 300
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"

@@ -31,7 +31,9 @@
 #      sroce succeeds.
 #
 # The kernel must not complain.
+# runs-on: oldest debian13-6.12
 # timeout: 240
+# skip-ok: ^lockdep kernel: RDS
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-ulp.sh"

@@ -29,6 +29,7 @@
 # alloc_fail knob (58-faults). The numbers of failures injected are
 # printed. The harness's kmemleak scan after the test catches leaks.
 # timeout: 600
+# skip-ok: ^no failslab/fail_page_alloc: this kernel has no fault injection
 set -e
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-traffic.sh"

@@ -40,6 +40,7 @@
 # backstores and dies when there is none, so a bus is started. Parts whose
 # modules or programs are missing (a kernel built without them)
 # are skipped and counted. Fails on any kernel report.
+# runs-on: oldest debian13-6.12
 # timeout: 600
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"

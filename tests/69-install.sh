@@ -28,6 +28,7 @@
 # Debian 13 kernel it runs in Debian 13's userland (scripts/check: the
 # trixie chroot as the guest's root), as on a host that runs that kernel.
 # userland: kernel
+# runs-on: oldest
 # timeout: 300
 set -e
 . "$(dirname "$0")/lib.sh"

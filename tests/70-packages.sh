@@ -33,6 +33,7 @@
 # DKMS), with the packages make deb built for it (build/deb/trixie/:
 # sroce-provider depends on trixie's libibverbs1), as on a Debian 13 host.
 # userland: kernel
+# runs-on: oldest
 # timeout: 1200
 set -e
 . "$(dirname "$0")/lib.sh"

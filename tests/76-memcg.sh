@@ -21,6 +21,7 @@
 # of memory and the global OOM killer, not the cgroup's, stopped the
 # process. The kernel must not complain (an allocation failure warning
 # or an OOM report would).
+# runs-on: oldest
 # timeout: 240
 set -e
 . "$(dirname "$0")/lib.sh"

@@ -15,6 +15,7 @@
 # object's lock with interrupts off: it must take at most a tenth of the
 # CQ's resize. Until 2026-11-28 the whole move ran there (the ring of a
 # CQ can be 16 MiB). The kernel must not complain.
+# runs-on: oldest
 # timeout: 240
 set -e
 . "$(dirname "$0")/lib.sh"

@@ -24,6 +24,7 @@
 #      tells sroce_nak_rcvd at P with the same syndrome and sroce_retry of
 #      kind "nak" at P, and no sroce_timeout.
 # Every run ends well with its data checked; the kernel must not complain.
+# runs-on: oldest
 # timeout: 300
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
