@@ -37,22 +37,7 @@ set -e
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-rxe.sh"
 
-cleanup() {
-	rxe_down
-	topo_down
-}
-trap cleanup EXIT
-
-counter() {
-	local v
-
-	read -r v <"/sys/class/infiniband/$1/ports/1/hw_counters/$2"
-	echo "$v"
-}
-
-counter_is() {
-	[[ $(counter "$1" "$2") == "$3" ]]
-}
+trap rxe_cleanup EXIT
 
 # send NS DST PAYLOAD COUNT: COUNT UDP datagrams to DST port 4791 from
 # namespace NS (bash's /dev/udp, one socket per datagram).

@@ -15,7 +15,7 @@
 # RC, UC and UD with query_qp reading back what was set (PSNs masked to
 # 24 bits), every state to ERR and back to RESET. It prints one line per
 # case and exits non-zero on any unexpected result; the comments in
-# userspace/tools/sroce-badinput.c say which layer refuses what.
+# userspace/tools/badinput/main.c say which layer refuses what.
 #
 # Afterwards: sroce_a holds no more than the RDMA core's own objects,
 # and the kernel logged no complaint.
@@ -27,11 +27,7 @@ set -e
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-rxe.sh"
 
-cleanup() {
-	rxe_down
-	topo_down
-}
-trap cleanup EXIT
+trap rxe_cleanup EXIT
 
 topo_up
 before=$(rdma resource show sroce_a)

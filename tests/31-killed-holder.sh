@@ -49,19 +49,6 @@ dealloc_pd: 4 ok
 close_device: 0
 done'
 
-# resources DEV: "pd N cq N qp N cm_id N mr N ctx N srq N" of `rdma
-# resource show DEV`.
-resources() {
-	local line
-
-	line=$(rdma resource show "$1") || return 1
-	echo "${line#*"$1": }" | sed 's/ *$//'
-}
-
-resources_are() {
-	[[ $(resources "$1") == "$2" ]]
-}
-
 # plus BASE N...: BASE ("pd 1 cq 1 ...") with N added to each count, in
 # order (pd cq qp cm_id mr ctx srq).
 plus() {

@@ -27,10 +27,6 @@ trap topo_down EXIT
 
 tmp=$(mktemp -d)
 
-listening() {
-	na ss -Htln "sport = :$1" | grep -q .
-}
-
 # pingpong PROGRAM ITERS SIZE [OPTION...]: server in a, client in b.
 pingpong() {
 	local prog=$1 iters=$2 size=$3 pid side status=0 t0=$SECONDS
@@ -40,7 +36,7 @@ pingpong() {
 	na "$prog" -d sroce_a -g "$gid_a" -s "$size" -n "$iters" -c "$@" \
 		>"$tmp/a" 2>&1 &
 	pid=$!
-	if ! wait_server 10 "$pid" listening 18515; then
+	if ! wait_server 10 "$pid" ns_listening a 18515; then
 		sed 's/^/  server: /' "$tmp/a"
 		fail "$what: the server exited before it listened"
 	fi

@@ -53,13 +53,6 @@ trap topo_down EXIT
 
 tmp=$(mktemp -d)
 
-counter() {
-	local v
-
-	read -r v <"/sys/class/infiniband/$1/ports/1/hw_counters/$2"
-	echo "$v"
-}
-
 # summary FILE: the tool's last line, if it is its summary.
 summary() {
 	tail -n 1 "$1" | grep -E '^sroce-errors: [0-9]+ checks, [0-9]+ failures$'

@@ -216,12 +216,7 @@ perf() {
 	log "$prog $*, server $s, client $c: $bw_c ($((SECONDS - t0)) s)"
 }
 
-sroce_load
-rxe_up
-ip netns exec rxp rdma link add sroce_r type sroce netdev veth_rp ||
-	fail "rdma link add sroce_r failed"
-wait_for 10 _port_active sroce_r
-wait_for 10 _has_gids sroce_r 198.51.100.2
+rxe_peer_up
 gid[rxe]=$(gid_index rxe0 198.51.100.1)
 gid[sroce]=$(gid_index sroce_r 198.51.100.2)
 

@@ -23,10 +23,6 @@ trap topo_down EXIT
 
 tmp=$(mktemp -d)
 
-listening() {
-	na ss -Htln "sport = :$1" | grep -q .
-}
-
 # xsrq [OPTION...]: a server in a for two clients, the clients in b.
 xsrq() {
 	local pid c status=0 t0=$SECONDS what="ibv_xsrq_pingpong -c 2 -n 50 $*"
@@ -35,7 +31,7 @@ xsrq() {
 	na ibv_xsrq_pingpong -d sroce_a -g "$gid_a" -c 2 -n 50 "$@" \
 		>"$tmp/s" 2>&1 &
 	pid=$!
-	if ! wait_server 10 "$pid" listening 18515; then
+	if ! wait_server 10 "$pid" ns_listening a 18515; then
 		sed 's/^/  server: /' "$tmp/s"
 		fail "$what: the server exited before it listened"
 	fi

@@ -48,11 +48,6 @@ trap cleanup EXIT
 
 tmp=$(mktemp -d)
 
-# counter DEV NAME: the value of one hw counter of DEV's port 1.
-counter() {
-	cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"
-}
-
 # rdma_counter DEV NAME: the same, as `rdma statistic` shows it.
 rdma_counter() {
 	rdma statistic show link "$1/1" | tr ' ' '\n' |

@@ -111,12 +111,7 @@ lacks() {
 	echo "${names[*]}"
 }
 
-sroce_load
-rxe_up
-ip netns exec rxp rdma link add sroce_r type sroce netdev veth_rp ||
-	fail "rdma link add sroce_r failed"
-wait_for 10 _port_active sroce_r
-wait_for 10 _has_gids sroce_r 198.51.100.2
+rxe_peer_up
 declare -A gid
 gid[rxe0]=$(gid_index rxe0 198.51.100.1)
 gid[sroce_r]=$(gid_index sroce_r 198.51.100.2)

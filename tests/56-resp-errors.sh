@@ -111,8 +111,7 @@ run 2001:db8::1 2001:db8::2 --only rc-send --only rc-send-too-long \
 	--only mw-t1-zb-aligned
 # A flood while the responder is held: the QP's request queue is bounded
 # and the excess counted (rx_drop_backlog).
-mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug ||
-	fail "cannot mount debugfs"
+debugfs_mount
 backlog=/sys/module/sroce/parameters/backlog
 read -r default_backlog <"$backlog"
 echo 1024 >"$backlog"

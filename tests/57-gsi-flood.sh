@@ -32,10 +32,6 @@ trap topo_down EXIT
 tmp=$(mktemp -d)
 count=600
 
-counter() {
-	cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"
-}
-
 # rx_reached N: sroce_a has received N packets in all.
 rx_reached() {
 	(($(counter sroce_a rx_packets) >= $1))

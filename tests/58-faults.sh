@@ -63,8 +63,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug ||
-	fail "cannot mount debugfs"
+debugfs_mount
 topo_up
 [[ -d $dbg/sroce_a ]] || fail "no $dbg/sroce_a"
 before_a=$(rdma resource show sroce_a)
@@ -74,10 +73,6 @@ before_b=$(rdma resource show sroce_b)
 set_rate() {
 	echo "$2" >"$dbg/sroce_a/$1"
 	echo "$2" >"$dbg/sroce_b/$1"
-}
-
-hits() {
-	awk -v k="$2" '$1 == k { print $2 }' "$dbg/$1/hits"
 }
 
 log "1. every fault, 1-2% each, on both devices"
@@ -95,7 +90,7 @@ traffic "$tmp" --transport ud --qps 2 --ops 2000 --allow-loss
 for d in sroce_a sroce_b; do
 	line=
 	for k in $kinds; do
-		n=$(hits "$d" "$k")
+		n=$(fault_hits "$d" "$k")
 		line+=" $k=$n"
 		((n > 0)) || fail "$d: no $k fault was injected"
 	done
@@ -145,12 +140,4 @@ log "destroy-race: $refused requests to run a dying QP's stopped engine refused"
 knobs_off
 
 log "4. faults off"
-traffic "$tmp" --transport rc --qps 4 --ops 2000
-[[ $(rdma resource show sroce_a) == "$before_a" ]] ||
-	fail "sroce_a's resources: '$before_a' before, '$(rdma resource show sroce_a)' after"
-[[ $(rdma resource show sroce_b) == "$before_b" ]] ||
-	fail "sroce_b's resources: '$before_b' before, '$(rdma resource show sroce_b)' after"
-kernel_log_clean || fail "the kernel complained"
-topo_down
-sroce_unload
-rm -rf "$tmp"
+traffic_unchanged "$tmp" "$before_a" "$before_b"

@@ -176,12 +176,4 @@ log "failures injected: slab $(injected failslab), pages $(injected fail_page_al
 (($(injected failslab) > 0)) || fail "no slab allocation was failed"
 attrs_off
 
-traffic "$tmp" --transport rc --qps 4 --ops 2000
-[[ $(rdma resource show sroce_a) == "$before_a" ]] ||
-	fail "sroce_a's resources: '$before_a' before, '$(rdma resource show sroce_a)' after"
-[[ $(rdma resource show sroce_b) == "$before_b" ]] ||
-	fail "sroce_b's resources: '$before_b' before, '$(rdma resource show sroce_b)' after"
-kernel_log_clean || fail "the kernel complained"
-topo_down
-sroce_unload
-rm -rf "$tmp"
+traffic_unchanged "$tmp" "$before_a" "$before_b"

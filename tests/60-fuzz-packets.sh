@@ -141,13 +141,6 @@ check() {
 	fi
 }
 
-counter() {
-	local v
-
-	read -r v <"/sys/class/infiniband/$1/ports/1/hw_counters/$2"
-	echo "$v"
-}
-
 # All of sroce_a's counters, sroce_b's tx_packets, netns a's UDP counters
 # and the veths' drops, as NAME=VALUE lines.
 snapshot() {
@@ -176,14 +169,6 @@ load_snapshot() {
 	done
 }
 
-listening() {
-	na ss -Htln 'sport = :18515' | grep -q .
-}
-
-cm_listening() {
-	rdma resource show cm_id | grep -q "state LISTEN .*:7174 "
-}
-
 # traffic OPTION...: sroce-traffic, server sroce_a, client sroce_b.
 traffic() {
 	local pid status_s=0 status_c=0 side
@@ -191,7 +176,7 @@ traffic() {
 	na sroce-traffic --server -d sroce_a -g "$gid4_a" --timeout "$(scaled 120)" \
 		>"$tmp/s" 2>&1 &
 	pid=$!
-	if ! wait_server 10 "$pid" listening; then
+	if ! wait_server 10 "$pid" ns_listening a 18515; then
 		sed 's/^/  server: /' "$tmp/s"
 		errors+=("${fam:+IPv$fam round: }sroce-traffic $*: the server exited before it listened")
 		return 1
@@ -219,7 +204,7 @@ rping_check() {
 	na timeout "$(scaled 60)" rping -s -a "$addr" -V -v -C 20 -S 1000 \
 		>"$tmp/rs" 2>&1 &
 	rping_pid=$!
-	if ! wait_server 10 "$rping_pid" cm_listening; then
+	if ! wait_server 10 "$rping_pid" cm_listening 7174; then
 		sed 's/^/  rping server: /' "$tmp/rs"
 		errors+=("IPv$fam round: the rping server on $addr exited before it listened")
 		rping_pid=

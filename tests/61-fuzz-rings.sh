@@ -64,18 +64,6 @@ trap cleanup EXIT
 
 tmp=$(mktemp -d)
 
-# resources DEV: "pd N cq N qp N cm_id N mr N ctx N srq N".
-resources() {
-	local line
-
-	line=$(rdma resource show "$1") || return 1
-	echo "${line#*"$1": }" | sed 's/ *$//'
-}
-
-listening() {
-	na ss -Htln 'sport = :18515' | grep -q .
-}
-
 # traffic_loop: sroce-traffic runs, one after the other, at least once
 # and until $tmp/stop exists; each must pass. Writes "runs N" or "FAILED
 # N" to $tmp/traffic.
@@ -87,7 +75,7 @@ traffic_loop() {
 		na sroce-traffic --server -d sroce_a -g "$gid_a" --timeout "$(scaled 120)" \
 			>"$tmp/ts" 2>&1 &
 		pid=$!
-		if ! wait_server 10 "$pid" listening; then
+		if ! wait_server 10 "$pid" ns_listening a 18515; then
 			echo "FAILED $n (the server did not start)" >"$tmp/traffic"
 			return
 		fi

@@ -8,7 +8,7 @@
 #            2001:db8::1                                    2001:db8::2
 #     requester QPs  \______ one sroce-stress process ______/  responder QPs
 #     (RC, RC with an SRQ on the responder, UC, UD, RC: every opcode both
-#      ways, every byte checked; see userspace/tools/sroce-stress.c)
+#      ways, every byte checked; see userspace/tools/stress/main.c)
 #
 # SROCE_STRESS_CYCLES (default 10; a cycle costs about 9 s on Debian's
 # kernels, about 40 s on the debug kernel) and SROCE_STRESS_EVENTS
@@ -72,18 +72,6 @@ trap cleanup EXIT
 
 tmp=$(mktemp -d)
 
-# resources DEV: "pd N cq N qp N cm_id N mr N ctx N srq N".
-resources() {
-	local line
-
-	line=$(rdma resource show "$1") || return 1
-	echo "${line#*"$1": }" | sed 's/ *$//'
-}
-
-resources_are() {
-	[[ $(resources "$1") == "$2" ]]
-}
-
 gids() {
 	ga=$(gid_index sroce_a 192.0.2.1)
 	ga6=$(gid_index sroce_a 2001:db8::1)
@@ -122,10 +110,6 @@ verdict() {
  failures: $(grep -m 2 '^FAIL' "$out" | cut -c7-200 | paste -sd';' -)")
 		return 1
 	fi
-}
-
-listening() {
-	na ss -Htln 'sport = :18515' | grep -q .
 }
 
 exited() {
@@ -245,7 +229,7 @@ base_b=$(resources sroce_b)
 for transport in rc ud; do
 	na sroce-traffic --server -d sroce_a -g "$ga" --timeout "$(scaled 120)" >"$tmp/ts" 2>&1 &
 	pid=$!
-	wait_server 10 "$pid" listening || fail "sroce-traffic: the server did not start"
+	wait_server 10 "$pid" ns_listening a 18515 || fail "sroce-traffic: the server did not start"
 	status=0
 	nb sroce-traffic --client 192.0.2.1 -d sroce_b -g "$gb" --timeout "$(scaled 120)" \
 		--transport "$transport" --qps 4 --ops 4000 >"$tmp/tc" 2>&1 || status=$?

@@ -42,16 +42,11 @@ cpid=
 cleanup() {
 	set +e
 	[[ -f $dbg/sroce_a/tx_drop ]] && echo 0 >"$dbg/sroce_a/tx_drop"
-	[[ -n $cpid ]] && kill "$cpid" 2>/dev/null
-	[[ -n $spid ]] && kill "$spid" 2>/dev/null
-	wait 2>/dev/null
-	topo_down
-	rm -rf "$tmp"
+	perftest_down
 }
 trap cleanup EXIT
 
-mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug ||
-	fail "cannot mount debugfs"
+debugfs_mount
 topo_up
 [[ -f $dbg/sroce_a/tx_drop ]] || fail "no $dbg/sroce_a/tx_drop"
 topo_neigh_pin
@@ -97,13 +92,7 @@ for round in 1 2 3 4; do
 done
 
 # 2. and 3.
-status=0
-wait "$cpid" || status=$?
-cpid=
-wait "$spid" || true
-spid=
-((status == 0)) || { cat "$tmp/c"; fail "ib_write_bw exited with status $status"; }
-grep -Eq '^ *16384 +[0-9]+ +[0-9.]+ +[0-9.]+' "$tmp/c" || { cat "$tmp/c"; fail "no result line"; }
+perftest_end 16384
 [[ $qp =~ drv_cwnd\ ([0-9]+)\ drv_ssthresh\ ([0-9]+) ]] ||
 	fail "rdma resource show qp -dd shows no cwnd and ssthresh: $qp"
 ((BASH_REMATCH[2] < 256)) || fail "ssthresh ${BASH_REMATCH[2]} after a loss, not below 256"

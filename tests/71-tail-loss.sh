@@ -44,21 +44,12 @@ spid=
 
 cleanup() {
 	set +e
-	[[ -n $spid ]] && kill "$spid" 2>/dev/null
-	wait 2>/dev/null
 	[[ -w $param ]] && echo 1 >"$param"
-	topo_down
-	rm -rf "$tmp"
+	perftest_down
 }
 trap cleanup EXIT
 
-# hits DEV: the device's tx_drop hits.
-hits() {
-	awk '$1 == "tx_drop" { print $2 }' "$dbg/$1/hits"
-}
-
-mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug ||
-	fail "cannot mount debugfs"
+debugfs_mount
 topo_up
 [[ -f $dbg/sroce_a/tx_drop_next ]] || fail "no $dbg/sroce_a/tx_drop_next"
 [[ -f $param ]] || fail "no $param"
@@ -83,8 +74,8 @@ run() {
 		fail "ibv_rc_pingpong server: $(cat "$tmp/s")"
 	t0=$(counter sroce_a timeouts)
 	p0=$(counter sroce_a tail_probes)
-	ha0=$(hits sroce_a)
-	hb0=$(hits sroce_b)
+	ha0=$(fault_hits sroce_a tx_drop)
+	hb0=$(fault_hits sroce_b tx_drop)
 	echo "$drop_a" >"$dbg/sroce_a/tx_drop_next"
 	echo "$drop_b" >"$dbg/sroce_b/tx_drop_next"
 	na timeout "$(scaled 60)" ibv_rc_pingpong -d sroce_a -g "$ga" -m 1024 -s "$size" \
@@ -94,8 +85,8 @@ run() {
 	spid=
 	t=$(($(counter sroce_a timeouts) - t0))
 	p=$(($(counter sroce_a tail_probes) - p0))
-	ha=$(($(hits sroce_a) - ha0))
-	hb=$(($(hits sroce_b) - hb0))
+	ha=$(($(fault_hits sroce_a tx_drop) - ha0))
+	hb=$(($(fault_hits sroce_b tx_drop) - hb0))
 	log "$case, tail_probe=$probe: $ha + $hb packets dropped, $t timeouts, $p probe packets"
 	((ha == drop_a && hb == drop_b)) ||
 		fail "$case, tail_probe=$probe: dropped $ha and $hb packets, not $drop_a and $drop_b"
@@ -123,7 +114,7 @@ spid=$!
 wait_server 10 "$spid" ns_listening b 18515 || fail "ib_read_bw server: $(cat "$tmp/s")"
 t0=$(counter sroce_a timeouts)
 p0=$(counter sroce_a tail_probes)
-ha0=$(hits sroce_a)
+ha0=$(fault_hits sroce_a tx_drop)
 echo 1 >"$dbg/sroce_a/tx_drop_next"
 na timeout "$(scaled 60)" ib_read_bw -d sroce_a -x "$ga" -s 1024 -n 5 -F 192.0.2.2 \
 	>"$tmp/c" 2>&1 || fail "read: ib_read_bw client: $(cat "$tmp/c")"
@@ -131,7 +122,7 @@ wait "$spid" || fail "read: ib_read_bw server: $(cat "$tmp/s")"
 spid=
 t=$(($(counter sroce_a timeouts) - t0))
 p=$(($(counter sroce_a tail_probes) - p0))
-ha=$(($(hits sroce_a) - ha0))
+ha=$(($(fault_hits sroce_a tx_drop) - ha0))
 log "read, tail_probe=1: $ha packet dropped, $t timeouts, $p probe packets"
 ((ha == 1)) || fail "read: dropped $ha packets, not 1"
 ((t >= 1)) || fail "read: no timeout: the lost READ request was found otherwise"

@@ -34,11 +34,7 @@ cpid=
 
 cleanup() {
 	set +e
-	[[ -n $cpid ]] && kill "$cpid" 2>/dev/null
-	[[ -n $spid ]] && kill "$spid" 2>/dev/null
-	wait 2>/dev/null
-	topo_down
-	rm -rf "$tmp"
+	perftest_down
 }
 trap cleanup EXIT
 
@@ -68,13 +64,7 @@ while kill -0 "$cpid" 2>/dev/null; do
 	fi
 	sleep 0.5
 done
-status=0
-wait "$cpid" || status=$?
-cpid=
-wait "$spid" || true
-spid=
-((status == 0)) || { cat "$tmp/c"; fail "ib_write_bw exited with status $status"; }
-grep -Eq '^ *65536 +40 +[0-9.]+ +[0-9.]+' "$tmp/c" || { cat "$tmp/c"; fail "no result line"; }
+perftest_end 65536 40
 
 timeouts=$(($(counter sroce_a timeouts) - t_before))
 resent=$(($(counter sroce_a retransmits) - r_before))

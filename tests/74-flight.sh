@@ -125,8 +125,7 @@ run() {
 	log "flight=$2: at most $max packets in flight on a device, $held holds"
 }
 
-mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug ||
-	fail "cannot mount debugfs"
+debugfs_mount
 topo_up
 for f in "$dbg/sroce_a/flight" "$dbg/sroce_b/flight" "$dbg/sroce_b/tx_drop" "$param"; do
 	[[ -e $f ]] || fail "no $f"

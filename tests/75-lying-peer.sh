@@ -49,8 +49,7 @@ trap cleanup EXIT
 topo_up
 # The peer takes namespace b's UDP port 4791.
 rdma link del sroce_b || fail "cannot delete sroce_b"
-mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug ||
-	fail "cannot mount debugfs"
+debugfs_mount
 out=$SROCE_STATE/liar
 status=0
 python3 "$SROCE_TOP/tests/lib-liar.py" --dev sroce_a \

@@ -40,17 +40,13 @@ spid=
 
 cleanup() {
 	set +e
-	[[ -n $spid ]] && kill "$spid" 2>/dev/null
-	wait 2>/dev/null
 	[[ -w $tr/events/sroce/enable ]] && echo 0 >"$tr/events/sroce/enable"
 	[[ -w $probe ]] && echo 1 >"$probe"
-	topo_down
-	rm -rf "$tmp"
+	perftest_down
 }
 trap cleanup EXIT
 
-mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug ||
-	fail "cannot mount debugfs"
+debugfs_mount
 mountpoint -q "$tr" || mount -t tracefs nodev "$tr" || fail "cannot mount tracefs"
 topo_up
 topo_neigh_pin

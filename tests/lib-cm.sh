@@ -3,7 +3,6 @@
 # tests/lib-cm.sh: run librdmacm's example programs across lib.sh's
 # topology. Sourced after lib.sh.
 #
-#   cm_listening PORT     an rdma_cm ID listens on PORT
 #   cm_pair DIR PORT SERVER-CMD... -- CLIENT-CMD...
 #                         run SERVER-CMD in namespace a, wait until it
 #                         listens on PORT, then CLIENT-CMD in namespace b;
@@ -18,10 +17,6 @@
 #   cm_ucmatose DIR IP    one ucmatose exchange to IP (2 connections, 50
 #                         SENDs of 1000 bytes each way); fail unless both
 #                         sides end with "return status 0"
-
-cm_listening() {
-	rdma resource show cm_id | grep -q "state LISTEN .*:$1 "
-}
 
 cm_show() {
 	sed 's/^/  client: /' "$1/b"

@@ -18,6 +18,9 @@
 #
 #   rxe_up      load rdma_rxe, build the above, wait until rxe0 is usable
 #   rxe_down    tear it down, whatever state it is in
+#   rxe_peer_up load sroce too, rxe_up, and put sroce_r on veth_rp: rxe0
+#               and sroce_r are each other's peers (interop tests)
+#   rxe_cleanup rxe_down and topo_down, for a trap
 #
 # Since 7.x rdma_rxe opens its sockets in every namespace (rxe_ns.c); where
 # it does (rxe_has_netns), rxe_to_netns moves rxe0 and veth_r into a
@@ -123,4 +126,18 @@ rxe_run() {
 	else
 		env -u RDMAV_DRIVERS "$@"
 	fi
+}
+
+rxe_peer_up() {
+	sroce_load
+	rxe_up
+	ip netns exec rxp rdma link add sroce_r type sroce netdev veth_rp ||
+		fail "rdma link add sroce_r failed"
+	wait_for 10 _port_active sroce_r
+	wait_for 10 _has_gids sroce_r 198.51.100.2
+}
+
+rxe_cleanup() {
+	rxe_down
+	topo_down
 }

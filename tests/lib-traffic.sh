@@ -13,18 +13,20 @@
 #                           "taskset -c 0"); over IPv6 (the
 #                           GIDs of 2001:db8::1 and ::2) if $TRAFFIC_IPV6
 #                           is 1, else over IPv4
-#   counter DEV NAME        the value of one of DEV's hw_counters
+#   traffic_unchanged DIR BEFORE_A BEFORE_B
+#                           a clean rc run (4 QPs, 2000 operations) after
+#                           faults; then both devices' `rdma resource show`
+#                           must be BEFORE_A and BEFORE_B again, the kernel
+#                           quiet; then the topology and sroce go, and DIR
+#   perftest_down           the cleanup of a test with perftest pairs:
+#                           their processes ($cpid, $spid) killed, the
+#                           topology down, $tmp removed
+#   perftest_end SIZE [ITERS]
+#                           wait for a perftest client ($cpid, output in
+#                           $tmp/c) and server ($spid); the client must
+#                           exit 0 with a result line for SIZE bytes (ITERS
+#                           iterations, when given)
 
-_traffic_listening() {
-	na ss -Htln 'sport = :18515' | grep -q .
-}
-
-counter() {
-	local v
-
-	read -r v <"/sys/class/infiniband/$1/ports/1/hw_counters/$2"
-	echo "$v"
-}
 
 # The devices' counters that are not zero, for a failure's report.
 _traffic_counters() {
@@ -55,7 +57,7 @@ traffic() {
 	na ${TRAFFIC_WRAP:-} sroce-traffic --server -d sroce_a -g "$gid_a" --timeout "$(scaled 150)" \
 		>"$dir/s" 2>&1 &
 	pid=$!
-	if ! wait_server 10 "$pid" _traffic_listening; then
+	if ! wait_server 10 "$pid" ns_listening a 18515; then
 		sed 's/^/  server: /' "$dir/s"
 		fail "sroce-traffic $*: the server exited before it listened"
 	fi
@@ -74,4 +76,42 @@ traffic() {
 	log "sroce-traffic $*$over: $(grep -o 'seed=[0-9]*' "$dir/c" | head -n 1)," \
 		"$(grep -o 'OK .*' "$dir/c") ($((SECONDS - t0)) s)"
 	grep 'lost .* duplicated' "$dir/c" | sed 's/^/  /' || true
+}
+
+traffic_unchanged() {
+	traffic "$1" --transport rc --qps 4 --ops 2000
+	[[ $(rdma resource show sroce_a) == "$2" ]] ||
+		fail "sroce_a's resources: '$2' before, '$(rdma resource show sroce_a)' after"
+	[[ $(rdma resource show sroce_b) == "$3" ]] ||
+		fail "sroce_b's resources: '$3' before, '$(rdma resource show sroce_b)' after"
+	kernel_log_clean || fail "the kernel complained"
+	topo_down
+	sroce_unload
+	rm -rf "$1"
+}
+
+perftest_end() {
+	local status=0 iters=${2:-[0-9]+}
+
+	wait "$cpid" || status=$?
+	cpid=
+	wait "$spid" || true
+	spid=
+	((status == 0)) || { cat "$tmp/c"; fail "the perftest client exited with status $status"; }
+	grep -Eq "^ *$1 +$iters +[0-9.]+ +[0-9.]+" "$tmp/c" || { cat "$tmp/c"; fail "no result line"; }
+}
+
+perftest_down() {
+	local p
+
+	for p in "${cpid:-}" "${spid:-}"; do
+		if [[ -n $p ]]; then
+			kill "$p" 2>/dev/null || true
+		fi
+	done
+	wait 2>/dev/null || true
+	topo_down
+	if [[ -n ${tmp:-} ]]; then
+		rm -rf "$tmp"
+	fi
 }

@@ -202,6 +202,50 @@ ns_listening() {
 	ip netns exec "$1" ss -Htln "sport = :$2" | grep -q .
 }
 
+# cm_listening PORT: an rdma_cm ID listens on PORT (for wait_server).
+cm_listening() {
+	rdma resource show cm_id | grep -q "state LISTEN .*:$1 "
+}
+
+# debugfs_mount: debugfs is mounted (fault injection's knobs), or fail.
+debugfs_mount() {
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug ||
+		fail "cannot mount debugfs"
+}
+
+# counter DEV NAME: the device's hardware counter NAME (rdma statistic).
+counter() {
+	local v
+
+	read -r v <"/sys/class/infiniband/$1/ports/1/hw_counters/$2"
+	echo "$v"
+}
+
+# counter_is DEV NAME VALUE: the counter is VALUE (for wait_for).
+counter_is() {
+	[[ $(counter "$1" "$2") == "$3" ]]
+}
+
+# fault_hits DEV KIND: faults of KIND fault injection made on DEV
+# (debugfs sroce/DEV/hits, drivers/sroce/fault.c).
+fault_hits() {
+	awk -v k="$2" '$1 == k { print $2 }' "/sys/kernel/debug/sroce/$1/hits"
+}
+
+# resources DEV: "pd N cq N qp N cm_id N mr N ctx N srq N" of `rdma
+# resource show DEV`.
+resources() {
+	local line
+
+	line=$(rdma resource show "$1") || return 1
+	echo "${line#*"$1": }" | sed 's/ *$//'
+}
+
+# resources_are DEV COUNTS: resources DEV prints COUNTS (for wait_for).
+resources_are() {
+	[[ $(resources "$1") == "$2" ]]
+}
+
 # ns_pair PORT OUT_S OUT_C SERVER... -- CLIENT...: a client-server run
 # across lib.sh's topology. SERVER runs in netns a, its output into
 # OUT_S; once something listens on TCP or UDP port PORT there (at most
@@ -367,17 +411,17 @@ _topo_net_up() {
 	ip netns add b || fail "cannot add netns b"
 	ip link add veth_a netns a type veth peer name veth_b netns b ||
 		fail "cannot add the veth pair"
-	ip -n a -batch - <<-EOF || fail "cannot configure veth_a"
-		addr add 192.0.2.1/24 dev veth_a
-		addr add 2001:db8::1/64 dev veth_a nodad
+	_topo_addr a 1
+	_topo_addr b 2
+}
+
+# _topo_addr NS N: veth_NS gets 192.0.2.N and 2001:db8::N, and goes up.
+_topo_addr() {
+	ip -n "$1" -batch - <<-EOF || fail "cannot configure veth_$1"
+		addr add 192.0.2.$2/24 dev veth_$1
+		addr add 2001:db8::$2/64 dev veth_$1 nodad
 		link set lo up
-		link set veth_a up
-	EOF
-	ip -n b -batch - <<-EOF || fail "cannot configure veth_b"
-		addr add 192.0.2.2/24 dev veth_b
-		addr add 2001:db8::2/64 dev veth_b nodad
-		link set lo up
-		link set veth_b up
+		link set veth_$1 up
 	EOF
 }
 
