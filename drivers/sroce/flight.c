@@ -138,7 +138,7 @@ bool sroce_flight_hold(struct sroce_qp *qp)
 		return false;
 	}
 	sroce_stats_add(&sdev->stats, SROCE_STAT_FLIGHT_HOLDS, 1);
-	trace_sroce_flight_hold(qp, used, total, bound);
+	trace_sroce_flight_hold(qp, req->psn, used, total);
 	return true;
 }
 

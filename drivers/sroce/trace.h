@@ -133,24 +133,11 @@ SROCE_TRACE_QP_PSN(sroce_resp_error,
 				    { RESP_RING_BAD, "ring_corrupt" },
 				    { RESP_CQ_FULL, "cq_overflow" }));
 
-/* The device's flight bound holds the QP's next packet back. */
-TRACE_EVENT(sroce_flight_hold,
-	    TP_PROTO(const struct sroce_qp *qp, u32 used, u32 total,
-		     u32 bound),
-	    TP_ARGS(qp, used, total, bound),
-	    TP_STRUCT__entry(__array(char, dev, IB_DEVICE_NAME_MAX)
-			     __field(u32, qpn)
-			     __field(u32, used)
-			     __field(u32, total)
-			     __field(u32, bound)),
-	    TP_fast_assign(sroce_trace_qp(__entry->dev, &__entry->qpn, qp);
-			   __entry->used = used;
-			   __entry->total = total;
-			   __entry->bound = bound;),
-	    TP_printk("%s qp %u in_flight %u device %u bound %u",
-		      __entry->dev, __entry->qpn, __entry->used,
-		      __entry->total, __entry->bound)
-);
+/* The device's flight bound holds the QP's next packet (at psn) back. */
+SROCE_TRACE_QP_PSN(sroce_flight_hold,
+		   "%s qp %u psn %u in_flight %u device %u",
+		   __entry->dev, __entry->qpn, __entry->psn, __entry->a,
+		   __entry->b);
 
 #endif /* SROCE_TRACE_H */
 
