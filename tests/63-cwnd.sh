@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # 63-cwnd: after a loss, the requester's congestion window recovers by
-# acknowledgments, not by the transport timer (drivers/sroce/req.c,
+# acknowledgments, not by the transport timer (drivers/sroce/cwnd.c,
 # Documentation/datapath.md "Send engine").
 #
 #   netns a: sroce_a on veth_a 192.0.2.1  <==>  netns b: sroce_b on veth_b 192.0.2.2

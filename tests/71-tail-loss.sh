@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # 71-tail-loss: packets lost with nothing after them are found by the
-# tail-loss probe, not by the transport timer (drivers/sroce/req.c,
+# tail-loss probe, not by the transport timer (drivers/sroce/retry.c,
 # Documentation/datapath.md "Send engine").
 #
 #   netns a: sroce_a on veth_a 192.0.2.1  <==>  netns b: sroce_b on veth_b 192.0.2.2

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # 73-rto: a round trip longer than the local ACK timeout costs no
-# retransmissions once the requester has measured it (drivers/sroce/req.c,
-# sroce_req_rto(); Documentation/datapath.md "Send engine").
+# retransmissions once the requester has measured it (drivers/sroce/retry.c,
+# retrans_timeout(); Documentation/datapath.md "Send engine").
 #
 #   netns a: sroce_a on veth_a 192.0.2.1  <==>  netns b: sroce_b on veth_b 192.0.2.2
 #            ib_write_bw client (requester)        ib_write_bw server

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # 74-flight: a device bounds what its RC QPs keep unacknowledged together
-# (module parameter "flight"; drivers/sroce/req.c, Documentation/
+# (module parameter "flight"; drivers/sroce/flight.c, Documentation/
 # datapath.md "Send engine"), without holding any QP back for good.
 #
 #   netns a: sroce_a on veth_a 192.0.2.1  <==>  netns b: sroce_b on veth_b 192.0.2.2
