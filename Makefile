@@ -44,7 +44,8 @@
 #                        in build/deb/ (scripts/build-deb), and after
 #                        make trixie the same for Debian 13 in
 #                        build/deb/trixie/
-#   make style           checkpatch, sparse and kernel-doc
+#   make style           checkpatch, sparse and kernel-doc; the test
+#                        catalogue (Documentation/tests.md) up to date
 #   make clean           remove build/
 
 KERNELRELEASE ?=
