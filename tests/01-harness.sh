@@ -1,12 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The harness itself, with the in-tree rdma_rxe only: the guest runs on
-# as many CPUs as QEMU gave it (vm-run's sroce_smp=; a kernel that finds
-# fewer hides every race between CPUs: the debug kernel once ran on one),
-# the standard topology comes up (lib.sh, topo_up rxe), libibverbs sees
-# both devices with active ports and the RoCE v2 GIDs of their addresses,
-# and it all goes away again without a kernel complaint.
+# 01-harness: the harness itself, with the in-tree rdma_rxe only.
+#
+# The guest runs on as many CPUs as QEMU gave it (vm-run's sroce_smp=; a
+# kernel that finds fewer hides every race between CPUs: the debug
+# kernel once ran on one), the standard topology comes up (lib.sh,
+# topo_up rxe), libibverbs sees both devices with active ports and the
+# RoCE v2 GIDs of their addresses, and it all goes away again without a
+# kernel complaint.
 #
 # rxe in 6.1 and 6.12 opens its UDP socket in the initial network
 # namespace only, so rxe_a and rxe_b cannot talk to each other: no

@@ -9,10 +9,14 @@
 #   - `rdma link show`: both ports ACTIVE, each on its netdev;
 #   - `ibv_devices` lists both;
 #   - `ibv_devinfo -v`, through libsroce: port ACTIVE, Ethernet link
-#     layer, MTUs, GUIDs derived from the netdev's MAC, the RoCE v2 GIDs
-#     of the netdev's IPv4 and IPv6 addresses (and not the peer's), and
-#     every limit equal to the one in drivers/sroce/params.h, so that the
-#     test fails if the driver, the provider or the header drifts;
+#     layer, MTUs, node and system image GUIDs derived from the netdev's
+#     MAC, the RoCE v2 GIDs of the netdev's IPv4 (::ffff:192.0.2.x) and
+#     IPv6 addresses (and not the peer's), and every limit it prints
+#     (max_qp, max_qp_wr, max_sge, max_cq, max_cqe, max_mr, max_pd,
+#     max_mw, max_ah, max_srq, max_srq_wr, max_srq_sge, max_qp_rd_atom,
+#     max_pkeys, gid_tbl_len, max_msg_sz...) equal to the one in
+#     drivers/sroce/params.h, which the test parses, so that the test
+#     fails if the driver, the provider or the header drifts;
 #   - libsroce really is the provider: libibverbs loads it from
 #     build/userspace/ and warns about nothing, and without RDMAV_DRIVERS
 #     no provider claims the devices.

@@ -10,12 +10,15 @@
 # without required or with disallowed attributes, attributes out of
 # range (timeout 32, retry_cnt 8, path_mtu 0 and 6, port 2, dest_qp_num
 # 1<<24...), alternate paths, bad MR access rights, oversize CQs, QPs and
-# SRQs, unsupported QP types, SRQ resizes and limits, bad AHs; and for
-# the valid requests around them: the full RESET->INIT->RTR->RTS walk for
-# RC, UC and UD with query_qp reading back what was set (PSNs masked to
-# 24 bits), every state to ERR and back to RESET. It prints one line per
-# case and exits non-zero on any unexpected result; the comments in
-# userspace/tools/badinput/main.c say which layer refuses what.
+# SRQs, unsupported QP types (raw packet), SRQ resizes out of range and
+# bad limits, bad AHs; and for the valid requests around them: the full
+# RESET->INIT->RTR->RTS walk for RC, UC and UD with query_qp reading back
+# what was set (PSNs masked to 24 bits), SQD and back, every state to ERR
+# and back to RESET, an XRC send QP, an SRQ resized to 32 and read back,
+# and requests at the limits: about 260 requests. It prints one line per
+# case (case, expected, got) and exits non-zero on any unexpected result;
+# the comments in userspace/tools/badinput/main.c say which layer
+# refuses what.
 #
 # Afterwards: sroce_a holds no more than the RDMA core's own objects,
 # and the kernel logged no complaint.

@@ -42,6 +42,12 @@
 # The retransmit, timeout and NAK counters are printed after each part.
 # Seeds are printed, so a failure can be repeated. The kernel must not
 # complain.
+#
+# What it would have caught:
+#
+# A UD receive completing with wc.sl 0, as libsroce's did until 64-ucx
+# found UCX dropping every IPv4 datagram for it: the test failed on the
+# first receive.
 # runs-on: every
 # timeout: 300
 set -e

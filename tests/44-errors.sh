@@ -43,8 +43,15 @@
 # 17 s), and sroce_a's timeouts counter must have risen by retry_cnt + 1
 # (or more: a stall of the VM can cause one during the stream).
 #
+# The statuses expected are those of IBA table 47, on both sides.
 # sroce-errors prints one line per check; it fails on any. The kernel
 # must not complain.
+#
+# What it would have caught:
+#
+# rnr-refill: an RNR retry budget that did not come back with progress,
+# or did not start afresh on a QP reset and connected again. Run against
+# the code before that fix, the case failed.
 # timeout: 180
 set -e
 . "$(dirname "$0")/lib.sh"

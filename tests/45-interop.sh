@@ -24,7 +24,10 @@
 #
 # Then sroce-traffic with rdma_rxe initiating random WRITEs and READs of
 # up to 512 KiB at sroce (2 QPs, 200 operations each), every byte checked
-# on both sides, and rdma_rxe must not complain.
+# on both sides, and rdma_rxe must not complain: its completer WARNs and
+# fails its QP when an ACK overtaken by a READ response arrives inside it,
+# which a veth without RPS allows (Documentation/clients.md), so
+# tests/lib-rxe.sh sets RPS on both ends of rdma_rxe's veth.
 #
 # Then, for the CRC-32 implementation sroce did not choose at load (the
 # module parameter icrc: lib or crypto, see Documentation/datapath.md),
@@ -37,6 +40,8 @@
 # the kernel has BH workqueues (6.9 and later):
 # ibv_rc_pingpong and ib_write_bw again both ways; elsewhere engine=bh
 # must be refused with EOPNOTSUPP. A value that is neither is refused.
+# Both module parameters are set back however the test ends (sroce stays
+# loaded for the tests after it).
 #
 # Last, where rdma_rxe has sockets in every namespace (7.x), rxe0 moves to
 # a namespace of its own (lib-rxe.sh's rxe_to_netns) and ibv_rc_pingpong,

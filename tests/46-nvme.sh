@@ -9,7 +9,9 @@
 #   host:   nvme-rdma, /dev/nvme-fabrics, from 192.0.2.2 (host_traddr)
 #           on sroce_b (veth_b)
 #
-# Both are in the initial network namespace, not in netns a and b as in
+# The target is configured through configfs, the host through
+# /dev/nvme-fabrics (no nvme-cli needed). Both are in the initial
+# network namespace, not in netns a and b as in
 # lib.sh's topology: nvmet-rdma and nvme-rdma create their rdma_cm IDs in
 # init_net (6.1 and 6.12), so a device in another namespace is out of
 # their reach, whichever namespace configures them. Policy routing
@@ -42,6 +44,15 @@
 #      64 MiB written, into veth_b for each 64 MiB read.
 #
 # The kernel must not complain.
+#
+# What it would have caught:
+#
+# A driver that lets the device go under the host (tried by building
+# sroce without the pin): the test then fails at its rmmod step in under a
+# minute, and the tests after it still run. The host connects with
+# ctrl_loss_tmo=20,reconnect_delay=2 for that, so that a lost connection
+# fails the I/O waiting on it in seconds rather than after the default
+# 600 s.
 # runs-on: oldest debian13-6.12
 # timeout: 300
 set -euo pipefail

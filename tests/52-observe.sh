@@ -22,9 +22,11 @@
 #     (sq_size, sq_pi, sq_ci) and its engine (engine: the holder's QPs
 #     are created with the module parameter engine set to the one sroce
 #     was not loaded with, bh or tasklet, where the kernel has BH
-#     workqueues, and must all show it), the RC QPs in RTS their PSNs (next_psn,
-#     unacked_psn, expected_psn; to root only: as user nobody, the same
-#     command lists the QPs and their rings but no PSN), every CQ its
+#     workqueues, and must all show it; the parameter is set back however
+#     the test ends), the RC QPs in RTS their PSNs (next_psn,
+#     unacked_psn, expected_psn) and msn, to root only since 2026-11-28
+#     (as user nobody, the same command lists the QPs and their rings but
+#     none of these), every CQ its
 #     ring (ring_size), every MR
 #     whether a key change waits for its REG_MR (key_pending, 0
 #     here), rights (access) and windows

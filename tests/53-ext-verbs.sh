@@ -11,6 +11,8 @@
 #    tests/lib-pyverbs.py (as test_sroce_ext): WQEs posted before an SRQ
 #    resize are consumed from the new ring, in order, byte for byte; a
 #    resize smaller than what waits is refused and the SRQ keeps working;
+#    a resize with a limit past the new size changes neither size nor
+#    limit;
 #    rereg_mr keeps the keys for a change of rights, gives new keys for a
 #    new translation (the old rkey then fails), and is refused while a
 #    window is bound (EBUSY). Extra MODULEs given as arguments run too.
@@ -32,6 +34,11 @@
 # passed than pyverbs_sroce.py defines (6 today, counted from the file, so
 # that a test that skips or does not import fails), or if the kernel
 # complained.
+#
+# What it would have caught:
+#
+# An SRQ resize with a limit past the new size that took effect, and
+# then failed on the limit.
 # timeout: 420
 set -e
 . "$(dirname "$0")/lib.sh"

@@ -18,6 +18,11 @@
 # packets built for the old path meanwhile are recovered by resending.
 # Then the UDP traffic over IPv6 on veth_b must have grown. The kernel
 # must not complain.
+#
+# What it would have caught:
+#
+# An address vector changed under running engines: the old route and UDP
+# port kept. Run against the code before its fix, the test failed.
 # timeout: 300
 set -e
 . "$(dirname "$0")/lib.sh"

@@ -27,10 +27,10 @@
 # from a spoofed source or of another transport, UD datagrams longer than
 # their receive buffer, READ, atomics and RNR on an XRC target.
 #
-# Every row runs over IPv4; a selection again over IPv6. Then, with
-# sroce_a's responders held (the resp_hold knob in debugfs), the peer
-# sends a 64 MiB READ and floods 3000 SENDs: at most "backlog" (the
-# module parameter, set to 1024 for it) may wait, the rest must be
+# Every row (73 of them) runs over IPv4; a selection again over IPv6.
+# Then, with sroce_a's responders held (the resp_hold knob in debugfs),
+# the peer sends a 64 MiB READ and floods 3000 SENDs: at most "backlog"
+# (the module parameter, set to 1024 for it) may wait, the rest must be
 # dropped and counted; released, the responder must answer the READ
 # first, and the QP is destroyed in mid-response, its queue full.
 # Last the requester's side: the peer answers a QP's SENDs with a NAK
@@ -52,6 +52,26 @@
 # The table in
 # Documentation/responder-errors.md must be the one the script prints.
 # The kernel must not complain.
+#
+# What it would have caught:
+#
+# Atomics through a window written across a page boundary (the canary
+# page shows the bytes that land outside), WRITE FIRST with a 0-byte RETH,
+# packets from spoofed sources, unbounded request queues: 19 rows answered
+# against the IBA's classes, which failed when the test was run against
+# the code before their fixes. Again later, on both Debian kernels, with
+# two fixes undone in the current code (alignment checked on the packet's
+# address only, the 8 bytes done through one page's mapping; an oversize
+# UC or UD message completing its receive WQE with loc_len_err), 8 rows
+# failed: the six zero-based window atomics, answered with an atomic ACK
+# or a READ response and, for FETCH_ADD and ATOMIC WRITE, bytes changed at
+# buffer offset 0xffc; uc-send-too-long and ud-too-long.
+#
+# On the requester's side: a stale NAK that failed the next SEND, or
+# resent and waited for nothing. And an ACK held at the end of an inline
+# run and lost when the user destroyed the QP before the tasklet ran
+# (found by 40-pingpong on the debug kernel: ibv_rc_pingpong's server
+# failed its last SEND with a retry error).
 # timeout: 400
 set -e
 . "$(dirname "$0")/lib.sh"

@@ -22,6 +22,13 @@
 #     of 1000 bytes each way): the rdma_cm's MADs still find buffers;
 #   - sroce_a's rx_drop_length counter grew by exactly what was sent;
 #   - the kernel did not complain.
+#
+# What it would have caught:
+#
+# QP 1 emptied of receive buffers for good. Run against the code before
+# its fix, the test failed; and again later, with that fix undone in the
+# current code (an oversize UC or UD message completing its receive WQE
+# with loc_len_err), its rdma_cm connection timed out.
 # timeout: 300
 set -e
 . "$(dirname "$0")/lib.sh"

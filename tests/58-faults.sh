@@ -35,6 +35,13 @@
 #   4. Faults off: clean RC traffic passes; the devices hold no more
 #      objects than before; sroce unloads.
 # The kernel must not complain.
+#
+# What it would have caught:
+#
+# Lost recovery paths; an engine rescheduled after destroy (with KASAN,
+# or by refused_scheds where KASAN sees nothing: part 3; the debug kernel
+# once caught a stray tasklet of a destroyed QP there); an ACK dropped
+# without a count (part 1b).
 # timeout: 600
 set -e
 . "$(dirname "$0")/lib.sh"

@@ -28,6 +28,10 @@
 # The packet buffers that softirq allocates are failed by sroce's own
 # alloc_fail knob (58-faults). The numbers of failures injected are
 # printed. The harness's kmemleak scan after the test catches leaks.
+#
+# What it would have caught:
+#
+# Leaks and crashes on allocation failure.
 # timeout: 600
 # skip-ok: ^no failslab/fail_page_alloc: this kernel has no fault injection
 set -e

@@ -88,6 +88,13 @@
 # A round's packets depend on the seed, its share and the targets, which
 # sroce-fuzz-target sets up the same way each time; what sroce_a's QP 1
 # lost in earlier rounds carries over.
+#
+# What it would have caught:
+#
+# Anything the wire can do to the receive path. Run against the code
+# before its fix, the test failed. Its first run on the debug kernel found
+# a lock misuse: the AH table's lock, taken with bottom halves disabled,
+# under a CM path that runs with interrupts off.
 # timeout: 1800
 set -e
 . "$(dirname "$0")/lib.sh"

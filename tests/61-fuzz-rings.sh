@@ -24,7 +24,10 @@
 # ERR having said so (an error completion, errno or event for F), or stays
 # usable (a probe SEND arrives byte for byte); that every destroy works
 # and leaves nothing (`rdma resource show`, per sequence); that its own
-# control pair passes byte-verified rounds throughout.
+# control pair passes byte-verified rounds throughout. A corrupt RQ or
+# SRQ ring must raise QP_FATAL (and SRQ_ERR), as a corrupt SQ does; a
+# ring of WQEs flushed into a CQ kept looking full must raise one CQ_ERR,
+# not one per WQE, and take one WQE until the next doorbell.
 #
 # Around it the test checks that
 #   - sroce-traffic (RC, all seven opcodes, bytes verified) passes every
@@ -45,6 +48,13 @@
 #       --first K --iterations 1
 # after topo_up, or the whole test with
 #   scripts/vm-run --kernel REL -- env SROCE_RINGFUZZ_SEED=S tests/run 61-fuzz-rings
+#
+# What it would have caught:
+#
+# The send engine looping on an SQ producer moved backwards (a soft
+# lockup: sq-producer-back failed so on the code before its fix); a
+# corrupt receive ring that failed the QP without a word; an event per
+# flushed WQE, the engine rescheduling itself into a full CQ.
 # timeout: 900
 set -e
 . "$(dirname "$0")/lib.sh"

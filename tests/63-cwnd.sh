@@ -29,6 +29,14 @@
 #      state was visible meanwhile in `rdma resource show qp -dd`
 #      (cwnd, ssthresh below 256 after a loss).
 # The kernel must not complain.
+#
+# What it would have caught:
+#
+# A congestion window of 8 packets after a timeout, resent from a
+# message's middle, with no packet asking for an acknowledgment: the
+# requester waited for the timer again and again. Run against the code
+# before the fix, the test failed on both kernels (2 timeouts after a
+# loss).
 # timeout: 180
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"

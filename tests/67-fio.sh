@@ -29,6 +29,11 @@
 # (and then crashes freeing its options: the SIGSEGV users report), so
 # the runs are ended with SIGKILL. Skips if fio is missing (scripts/setup
 # installs it). Fails on any kernel report.
+#
+# What it would have caught:
+#
+# A send path that delivered wrong or short data; RNR handling that hung
+# or crashed a peer instead of failing the SEND.
 # timeout: 300
 set -e
 . "$(dirname "$0")/lib.sh"

@@ -27,6 +27,12 @@
 # guest: the test puts a tmpfs overlay on /lib/modules/R first. On a
 # Debian 13 kernel it runs in Debian 13's userland (scripts/check: the
 # trixie chroot as the guest's root), as on a host that runs that kernel.
+#
+# What it would have caught:
+#
+# An install that only works from the build tree; a module alias or
+# provider path that a real host would not find; a DKMS build that misses
+# the compat probe.
 # userland: kernel
 # runs-on: oldest
 # timeout: 300

@@ -32,6 +32,13 @@
 #           while a READ is outstanding (a repeated READ request would be
 #           executed again), so the transport timer finds it, with
 #           tail_probe=1.
+#
+# What it would have caught:
+#
+# A requester that waits a whole local ACK timeout for a lost tail (67 ms
+# at perftest's default, a second at rdma_cm's); a probe of the last
+# packet only, which the nak case defeats (the responder stays silent):
+# the first version of the probe failed it.
 # timeout: 300
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"

@@ -17,6 +17,26 @@
 # found the registration gone must fail (remote access error), and some
 # rounds must have raced so (sroce's counter stale_accesses grew); else
 # the test proved nothing.
+#
+# Twenty rounds: the module registers buffer A zero-based, posts an RDMA
+# WRITE to it from CPU 0 while access_delay_us holds the access, and from
+# CPU 1 invalidates the key and registers buffer B zero-based (the same
+# addresses: the next I/O's buffer). Each round's bytes must land in A
+# (copied first) or nowhere with the WRITE failed
+# (IBV_WC_REM_ACCESS_ERR: checked after the invalidation, or the copy
+# found the registration gone); never in B, and never nowhere with the
+# WRITE acknowledged. The wait between the two CPUs adapts so that many
+# accesses race. scripts/build-module builds the module next to
+# sroce.ko; nothing installs it.
+#
+# What it would have caught:
+#
+# An aborted I/O's late WRITE placed in the next registration of the same
+# MR (the copy checked the range against the new translation, not that
+# the registration was the one checked): before the fix 20 of 20 rounds
+# corrupted B; with the first fix (1c9ed3b), which dropped such a copy
+# silently, the WRITE was acknowledged with nothing placed (19 of 20
+# rounds).
 # timeout: 300
 set -e
 . "$(dirname "$0")/lib.sh"

@@ -23,6 +23,15 @@
 #   - rdma resource show qp -dd showed drv_srtt_us of at least 150 ms and
 #     a drv_rttvar_us while it ran.
 # The kernel must not complain.
+#
+# What it would have caught:
+#
+# A transport timer at the local ACK timeout alone: every wait for an
+# acknowledgment timed out, resent what was not lost and spent a retry
+# (234 timeouts, 0.07 MB/s, before; 2 after). And an acknowledgment of a
+# resent packet resetting the backoff, so that no round trip could ever be
+# measured (the first version of the fix, without Karn's rule: 0.07 MB/s
+# as before, srtt_us never set).
 # timeout: 240
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"

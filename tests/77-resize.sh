@@ -9,12 +9,18 @@
 # tests/lib-resize.py (its header says what it checks) fills a CQ of
 # 262144 entries with the flush completions of 4 x 16384 receive WQEs,
 # resizes it, and polls every completion back exactly once; then resizes
-# an SRQ with 16384 WQEs waiting, which must all still wait. Meanwhile
+# an SRQ with 16384 WQEs waiting, which must all still wait (where the
+# kernel shows SRQs). Meanwhile
 # the function graph tracer times sroce_cq_resize() and
 # sroce_queue_replace(), the part of a resize that runs under the
 # object's lock with interrupts off: it must take at most a tenth of the
-# CQ's resize. Until 2026-11-28 the whole move ran there (the ring of a
-# CQ can be 16 MiB). The kernel must not complain.
+# CQ's resize. The kernel must not complain. About 6 s.
+#
+# What it would have caught:
+#
+# The whole move under the lock, as until 2026-11-28 (the ring of a CQ
+# can be 16 MiB): on b41a22f, 10.8 of 43.8 ms under the lock (the whole
+# copy).
 # runs-on: oldest
 # timeout: 240
 set -e

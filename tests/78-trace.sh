@@ -24,6 +24,12 @@
 #      tells sroce_nak_rcvd at P with the same syndrome and sroce_retry of
 #      kind "nak" at P, and no sroce_timeout.
 # Every run ends well with its data checked; the kernel must not complain.
+#
+# What it would have caught:
+#
+# A tracepoint missing or renamed, one that fires while disabled, an
+# event in the wrong place of the story (a retry before its cause), a NAK
+# traced at a PSN other than the one resent.
 # runs-on: oldest
 # timeout: 300
 set -euo pipefail
