@@ -110,7 +110,7 @@ void sroce_av_to_attr(const struct sroce_av *av, struct rdma_ah_attr *attr)
  * The AH table's lock is taken with interrupts disabled: a kernel consumer
  * may create and destroy AHs with them disabled (the CM answers a SIDR
  * request under a spinlock), where a bottom-half lock would re-enable
- * softirqs. The data path only reads the table (req.c).
+ * softirqs. The data path only reads the table (build.c).
  */
 static void ah_erase(struct sroce_dev *sdev, u32 ah_num)
 {

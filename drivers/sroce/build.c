@@ -33,7 +33,7 @@
 #include "params.h"
 #include "pkt.h"
 #include "qp.h"
-#include "retry.h"
+#include "req.h"
 
 #define SROCE_BUILD_ACK_EVERY	32	/* AckReq at least this often */
 
@@ -403,20 +403,13 @@ static bool ack_due(struct sroce_qp *qp, u32 psn)
 	return used >= req->win.cwnd || used == req->win.cwnd / 2;
 }
 
-/**
- * sroce_build_send() - build and send the next packet of a WQE
- * @qp: the QP; called by its send engine
- * @s: the WQE at the requester's position
- * @sent: whether the packet went (not for want of a packet buffer: it is
- *	  tried again)
- *
- * The requester's position moves past the packet once it went.
- *
- * Return: IB_WC_SUCCESS, or the completion status when the WQE fails
- * locally (its memory cannot be read).
+/*
+ * Build and send the next packet of @s at the requester's position, which
+ * moves past it once it went; a probe asks for an acknowledgment. Returns
+ * as sroce_build_send().
  */
-enum ib_wc_status sroce_build_send(struct sroce_qp *qp, struct sroce_swqe *s,
-				   bool *sent)
+static enum ib_wc_status send_packet(struct sroce_qp *qp, struct sroce_swqe *s,
+				     struct sroce_build_sent *out, bool probe)
 {
 	struct sroce_dev *sdev = to_sdev(qp->ibqp.device);
 	struct sroce_req *req = &qp->req;
@@ -438,9 +431,9 @@ enum ib_wc_status sroce_build_send(struct sroce_qp *qp, struct sroce_swqe *s,
 	op = &sroce_opcodes[opcode];
 	pad = -paylen & 3;
 	ackreq = sroce_qp_is_reliable(qp) && (last || ack_due(qp, psn));
-	ackreq |= req->retry.probing || req->ack_now;
+	ackreq |= probe || req->ack_now;
 
-	*sent = false;
+	out->sent = false;
 	zcopy = !single && sroce_zcopy_ok(qp, s, paylen);
 	for (;;) {
 		/* Attached, the payload and trailer are not in the buffer. */
@@ -464,9 +457,9 @@ enum ib_wc_status sroce_build_send(struct sroce_qp *qp, struct sroce_swqe *s,
 		zcopy = false;
 	}
 
-	/* Sent for the first time: a round trip can be sampled from it. */
-	if (sroce_psn_diff(psn, req->tx_high) >= 0)
-		sroce_retry_sent_new(qp, psn, ackreq && !single);
+	out->first = sroce_psn_diff(psn, req->tx_high) >= 0;
+	out->psn = psn;
+	out->sample = ackreq && !single;
 	if (single) {
 		req->psn = sroce_psn_add(s->last_psn, 1);
 		req->offset = s->length;
@@ -482,6 +475,147 @@ enum ib_wc_status sroce_build_send(struct sroce_qp *qp, struct sroce_swqe *s,
 		sroce_net_xmit(sdev, &qp->dst_cache, av, qp->src_port, skb);
 	else
 		sroce_net_xmit(sdev, NULL, av, ud_src_port(qp, s), skb);
-	*sent = true;
+	out->sent = true;
 	return IB_WC_SUCCESS;
+}
+
+/**
+ * sroce_build_send() - build and send the next packet of a WQE
+ * @qp: the QP; called by its send engine
+ * @s: the WQE at the requester's position
+ * @out: what went (nothing for want of a packet buffer: it is tried
+ *	 again); the caller reports it to loss recovery
+ *
+ * The requester's position moves past the packet once it went.
+ *
+ * Return: IB_WC_SUCCESS, or the completion status when the WQE fails
+ * locally (its memory cannot be read).
+ */
+enum ib_wc_status sroce_build_send(struct sroce_qp *qp, struct sroce_swqe *s,
+				   struct sroce_build_sent *out)
+{
+	return send_packet(qp, s, out, false);
+}
+
+/**
+ * sroce_build_seek() - position the requester in a WQE
+ * @qp: the QP; called by its send engine
+ * @index: SQ index of the WQE
+ * @offset: byte of its message to send next
+ */
+void sroce_build_seek(struct sroce_qp *qp, u32 index, u32 offset)
+{
+	struct sroce_swqe *s = sroce_req_swqe(&qp->req, index);
+	struct sroce_req *req = &qp->req;
+
+	req->cur = index;
+	req->offset = offset;
+	sroce_sgl_init(&req->sgl, s->sge, s->num_sge);
+	sroce_sgl_skip(&req->sgl, offset);
+}
+
+/**
+ * sroce_build_rewind() - go back to send again from a PSN
+ * @qp: the QP; called by its send engine (loss recovery)
+ * @psn: the first PSN to send again; it lies in an outstanding WQE
+ *
+ * Every WQE from the one holding @psn on is sent again with the PSNs it
+ * had (IBA 9.7.4.1.3); a READ asks again only for what has not arrived.
+ *
+ * Return: the PSN the requester goes on from (for a READ, the first
+ * response not received; when nothing is left to send again, the next
+ * new one).
+ */
+u32 sroce_build_rewind(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_swqe *s;
+	u32 i;
+
+	for (i = qp->sq.cons; i != req->next; i++) {
+		s = sroce_req_swqe(&qp->req, i);
+		if (s->state == SROCE_SWQE_DONE ||
+		    sroce_psn_diff(psn, s->last_psn) > 0)
+			continue;
+		break;
+	}
+	if (i == req->next) {
+		/* Nothing left to resend: go on with new WQEs. */
+		req->psn = req->next_psn;
+		sroce_build_seek(qp, req->next, 0);
+		return req->psn;
+	}
+	s = sroce_req_swqe(&qp->req, i);
+	if (s->opcode == IB_UVERBS_WR_RDMA_READ) {
+		psn = sroce_psn_add(s->first_psn, s->read_off / qp->mtu);
+		sroce_build_seek(qp, i, s->read_off);
+	} else if (sroce_psn_diff(psn, s->first_psn) <= 0) {
+		psn = s->first_psn;
+		sroce_build_seek(qp, i, 0);
+	} else {
+		sroce_build_seek(qp, i, sroce_psn_diff(psn, s->first_psn) * qp->mtu);
+	}
+	req->psn = psn;
+	for (; i != req->next; i++) {
+		s = sroce_req_swqe(&qp->req, i);
+		if (s->state == SROCE_SWQE_SENT)
+			s->state = SROCE_SWQE_SENDING;
+	}
+	return psn;
+}
+
+/* The outstanding WQE that holds @psn, if any; its SQ index in *@index. */
+static struct sroce_swqe *wqe_of_psn(struct sroce_qp *qp, u32 psn, u32 *index)
+{
+	struct sroce_swqe *s;
+	u32 i;
+
+	for (i = qp->sq.cons; i != qp->req.next; i++) {
+		s = sroce_req_swqe(&qp->req, i);
+		if (s->state == SROCE_SWQE_DONE)
+			continue;
+		if (sroce_psn_diff(psn, s->first_psn) >= 0 &&
+		    sroce_psn_diff(psn, s->last_psn) <= 0) {
+			*index = i;
+			return s;
+		}
+	}
+	return NULL;
+}
+
+/**
+ * sroce_build_probe() - send one packet once more, asking for an ACK
+ * @qp: the QP; called by its send engine (the tail-loss probe, retry.c)
+ * @psn: the packet's PSN
+ *
+ * The requester stays where it was. Not for READ and atomic requests,
+ * whose repeated request the responder would execute again.
+ *
+ * Return: true if it went (a failure, an MR gone meanwhile, the next real
+ * send meets).
+ */
+bool sroce_build_probe(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_req *req = &qp->req;
+	u32 cur = req->cur, offset = req->offset, next = req->psn;
+	bool ackreq_last = req->ackreq_last;
+	struct sroce_sgl sgl = req->sgl;
+	struct sroce_build_sent out = { .sent = false };
+	enum ib_wc_status status;
+	struct sroce_swqe *s;
+	u32 i;
+
+	s = wqe_of_psn(qp, psn, &i);
+	if (!s || sroce_wr_is_rd_atomic(s->opcode))
+		return false;
+	sroce_build_seek(qp, i, sroce_psn_diff(psn, s->first_psn) * qp->mtu);
+	status = send_packet(qp, s, &out, true);
+	/* Whether the last packet in PSN order asked is as it was. */
+	req->ackreq_last = ackreq_last || (out.sent && psn == sroce_psn_add(next,
+									SROCE_PSN_MASK));
+	req->cur = cur;
+	req->offset = offset;
+	req->sgl = sgl;
+	req->psn = next;
+	return status == IB_WC_SUCCESS && out.sent;
 }

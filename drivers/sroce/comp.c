@@ -32,11 +32,13 @@
  */
 #include <rdma/ib_user_verbs.h>
 
+#include "build.h"
 #include "comp.h"
 #include "cq.h"
 #include "device.h"
 #include "pkt.h"
 #include "qp.h"
+#include "qp_core.h"
 #include "req.h"
 #include "trace.h"
 
@@ -118,7 +120,7 @@ bool sroce_comp_complete(struct sroce_qp *qp)
 
 	WRITE_ONCE(req->zcopy_waiting, false);
 	while (qp->sq.cons != req->next) {
-		s = sroce_req_swqe(qp, qp->sq.cons);
+		s = sroce_req_swqe(&qp->req, qp->sq.cons);
 		/* A packet still carrying its pages runs us when it goes. */
 		if (s->state != SROCE_SWQE_DONE ||
 		    sroce_zcopy_wait(qp, &s->zcopy))
@@ -128,7 +130,7 @@ bool sroce_comp_complete(struct sroce_qp *qp)
 			freed = true;
 		}
 		if (req->cur == qp->sq.cons)
-			sroce_req_seek(qp, req->cur + 1, 0);
+			sroce_build_seek(qp, req->cur + 1, 0);
 		/*
 		 * Free the slot before the completion is seen: a consumer that
 		 * polls it may post again at once. The private copy remains.
@@ -176,7 +178,7 @@ bool sroce_comp_flush(struct sroce_qp *qp)
 	/* WQEs that finished before the error complete as they finished. */
 	sroce_comp_complete(qp);
 	while (qp->sq.cons != req->next) {
-		s = sroce_req_swqe(qp, qp->sq.cons);
+		s = sroce_req_swqe(&qp->req, qp->sq.cons);
 		/* Not before its last packet has gone (zcopy.c), which runs us. */
 		sroce_zcopy_release(&s->zcopy);
 		if (sroce_zcopy_wait(qp, &s->zcopy))
@@ -227,7 +229,7 @@ static void ack_upto(struct sroce_qp *qp, u32 psn)
 	u32 i;
 
 	for (i = qp->sq.cons; i != req->next; i++) {
-		s = sroce_req_swqe(qp, i);
+		s = sroce_req_swqe(&qp->req, i);
 		if (s->state == SROCE_SWQE_DONE)
 			continue;
 		if (sroce_wr_is_rd_atomic(s->opcode)) {
@@ -253,7 +255,7 @@ static void retry(struct sroce_qp *qp, u32 psn, bool timeout)
 	if (qp->sq.cons == qp->req.next)
 		return;
 	if (!sroce_retry_loss(qp, psn, timeout))
-		sroce_comp_wqe_done(qp, sroce_req_swqe(qp, qp->sq.cons),
+		sroce_comp_wqe_done(qp, sroce_req_swqe(&qp->req, qp->sq.cons),
 				    IB_WC_RETRY_EXC_ERR);
 }
 
@@ -265,7 +267,7 @@ static struct sroce_swqe *oldest(struct sroce_qp *qp, u32 *index)
 	u32 i;
 
 	for (i = qp->sq.cons; i != req->next; i++) {
-		s = sroce_req_swqe(qp, i);
+		s = sroce_req_swqe(&qp->req, i);
 		if (s->state != SROCE_SWQE_DONE) {
 			*index = i;
 			return s;
@@ -384,7 +386,7 @@ static struct sroce_swqe *responded_wqe(struct sroce_qp *qp, u32 psn)
 	u32 i;
 
 	for (i = qp->sq.cons; i != req->next; i++) {
-		s = sroce_req_swqe(qp, i);
+		s = sroce_req_swqe(&qp->req, i);
 		if (s->state != SROCE_SWQE_DONE &&
 		    sroce_psn_diff(psn, s->first_psn) >= 0 &&
 		    sroce_psn_diff(psn, s->last_psn) <= 0)

@@ -6,9 +6,9 @@
  * without restraint one loss on a busy link can bring a storm of resends
  * that itself causes the next timeout. The requester therefore keeps a
  * congestion window of unacknowledged packets, as TCP does (RFC 5681):
- * SROCE_REQ_WINDOW at first; after a loss the slow-start threshold is
+ * SROCE_CWND_MAX at first; after a loss the slow-start threshold is
  * half the window, and the window becomes that threshold (sequence NAK)
- * or SROCE_REQ_MIN_WINDOW (timeout). Below the threshold every packet
+ * or SROCE_CWND_MIN (timeout). Below the threshold every packet
  * acknowledged opens the window by one (slow start), from it on a whole
  * window acknowledged opens it by one (congestion avoidance), so that a
  * link that drops what exceeds its buffer is not overrun again every
@@ -28,8 +28,8 @@
  */
 void sroce_cwnd_reset(struct sroce_cwnd *win)
 {
-	win->cwnd = SROCE_REQ_WINDOW;
-	win->ssthresh = SROCE_REQ_WINDOW;
+	win->cwnd = SROCE_CWND_MAX;
+	win->ssthresh = SROCE_CWND_MAX;
 	win->acked = 0;
 }
 
@@ -51,11 +51,11 @@ void sroce_cwnd_acked(struct sroce_cwnd *win, u32 acked)
 		acked -= grow;
 	}
 	win->acked += acked;
-	while (win->acked >= win->cwnd && win->cwnd < SROCE_REQ_WINDOW) {
+	while (win->acked >= win->cwnd && win->cwnd < SROCE_CWND_MAX) {
 		win->acked -= win->cwnd;
 		win->cwnd++;
 	}
-	if (win->cwnd >= SROCE_REQ_WINDOW)
+	if (win->cwnd >= SROCE_CWND_MAX)
 		win->acked = 0;
 }
 
@@ -66,11 +66,11 @@ void sroce_cwnd_acked(struct sroce_cwnd *win, u32 acked)
  *
  * The link held about half of what was in flight: that is the new
  * threshold, and the window itself after a NAK; after a timeout, which
- * means more was lost, the window starts again from SROCE_REQ_MIN_WINDOW.
+ * means more was lost, the window starts again from SROCE_CWND_MIN.
  */
 void sroce_cwnd_loss(struct sroce_cwnd *win, bool timeout)
 {
-	win->ssthresh = max_t(u32, win->cwnd / 2, SROCE_REQ_MIN_WINDOW);
+	win->ssthresh = max_t(u32, win->cwnd / 2, SROCE_CWND_MIN);
 	win->acked = 0;
-	win->cwnd = timeout ? SROCE_REQ_MIN_WINDOW : win->ssthresh;
+	win->cwnd = timeout ? SROCE_CWND_MIN : win->ssthresh;
 }

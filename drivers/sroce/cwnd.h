@@ -5,13 +5,13 @@
 #include <linux/minmax.h>
 #include <linux/types.h>
 
-#define SROCE_REQ_WINDOW	256	/* unacknowledged packets at most, RC */
-#define SROCE_REQ_MIN_WINDOW	8	/* ... after a loss */
+#define SROCE_CWND_MAX	256	/* unacknowledged packets at most, RC */
+#define SROCE_CWND_MIN	8	/* ... after a loss */
 
 /**
  * struct sroce_cwnd - a QP's congestion window (cwnd.c)
  * @cwnd: packets that may be unacknowledged now (RC), at most
- *	  SROCE_REQ_WINDOW
+ *	  SROCE_CWND_MAX
  * @ssthresh: below it @cwnd grows by every packet acknowledged (slow
  *	      start), from it by one packet a window (congestion avoidance)
  * @acked: packets acknowledged towards @cwnd's next step above @ssthresh

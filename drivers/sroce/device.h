@@ -63,7 +63,7 @@ struct sroce_net;
  * @num_mcg: entries of @mcgs
  * @fault: fault injection for tests (fault.c)
  * @req_flight: unacknowledged packets of the device's RC and XRC QPs
- *		together, as each send engine last counted its own (req.c)
+ *		together, as each send engine last counted its own (flight.c)
  * @req_active: QPs counted in @req_flight with at least one packet
  *
  * The xarrays hold an object only once it is fully built (see each

@@ -17,7 +17,7 @@
  * - ATOMIC_WRITE and FLUSH (IBA 1.5) are answered by an RDMA READ RESPONSE
  *   ONLY without payload.
  *
- * Each returns what it came to (enum resp_result); resp.c turns an error
+ * Each returns what it came to (enum sroce_resp_result); resp.c turns an error
  * into what IBA 9.9.3 asks.
  */
 #include <rdma/ib_user_verbs.h>
@@ -30,6 +30,7 @@
 #include "params.h"
 #include "pkt.h"
 #include "qp.h"
+#include "qp_core.h"
 #include "reply.h"
 #include "srq.h"
 
@@ -130,20 +131,20 @@ static int take_rwqe(struct sroce_qp *qp)
  * sroce_exec_need_rwqe() - hold a receive WQE, for a packet that needs one
  * @qp: the QP; called by its receive engine
  *
- * Return: RESP_OK, or why there is none to hold.
+ * Return: SROCE_RESP_OK, or why there is none to hold.
  */
-enum resp_result sroce_exec_need_rwqe(struct sroce_qp *qp)
+enum sroce_resp_result sroce_exec_need_rwqe(struct sroce_qp *qp)
 {
 	int ret;
 
 	if (qp->resp.have_rwqe)
-		return RESP_OK;
+		return SROCE_RESP_OK;
 	ret = take_rwqe(qp);
 	if (ret > 0)
-		return RESP_OK;
+		return SROCE_RESP_OK;
 	if (ret == -EOVERFLOW)
-		return RESP_RING_BAD;
-	return ret ? RESP_WQE_BAD : RESP_RNR;
+		return SROCE_RESP_RING_BAD;
+	return ret ? SROCE_RESP_WQE_BAD : SROCE_RESP_RNR;
 }
 
 /*
@@ -192,29 +193,29 @@ static struct sroce_mr *remote_mr(struct sroce_qp *qp, u32 rkey, u64 va,
 				    rkey, va, len, access, iova, gen);
 }
 
-static enum resp_result do_send(struct sroce_qp *qp, struct sk_buff *skb)
+static enum sroce_resp_result do_send(struct sroce_qp *qp, struct sk_buff *skb)
 {
 	const struct sroce_opcode_info *op = sroce_pkt_op(skb);
 	struct sroce_pkt *pkt = sroce_pkt(skb);
 	struct sroce_resp *resp = &qp->resp;
 	struct ib_wc wc = { .opcode = IB_WC_RECV };
-	enum resp_result res;
+	enum sroce_resp_result res;
 	int err;
 
 	if (pkt->flags & SROCE_OP_FIRST) {
 		res = sroce_exec_need_rwqe(qp);
-		if (res != RESP_OK)
+		if (res != SROCE_RESP_OK)
 			return res;
 	}
 	if (!send_size_ok(qp, pkt))
-		return RESP_INV_REQ;
+		return SROCE_RESP_INV_REQ;
 	err = sroce_sgl_copy_in(qp_dev(qp), resp_pd(qp), &resp->sgl, skb,
 				op->hdr_len, pkt->paylen);
 	if (err)
-		return err == -ENOSPC ? RESP_LENGTH : RESP_WQE_PROT;
+		return err == -ENOSPC ? SROCE_RESP_LENGTH : SROCE_RESP_WQE_PROT;
 	resp->recv_len += pkt->paylen;
 	if (!(pkt->flags & SROCE_OP_LAST))
-		return RESP_OK;
+		return SROCE_RESP_OK;
 
 	if (pkt->flags & SROCE_OP_IMMDT) {
 		wc.wc_flags |= IB_WC_WITH_IMM;
@@ -227,15 +228,15 @@ static enum resp_result do_send(struct sroce_qp *qp, struct sk_buff *skb)
 		if (sroce_mem_invalidate(qp_dev(qp), resp_pd(qp),
 					 qp->ibqp.qp_num,
 					 wc.ex.invalidate_rkey))
-			return RESP_INV_REQ;
+			return SROCE_RESP_INV_REQ;
 		wc.wc_flags |= IB_WC_WITH_INVALIDATE;
 	}
 	wc.byte_len = resp->recv_len;
 	wc.src_qp = qp->attr.dest_qpn;
-	return sroce_exec_complete_rwqe(qp, &wc, pkt->se) ? RESP_OK : RESP_CQ_FULL;
+	return sroce_exec_complete_rwqe(qp, &wc, pkt->se) ? SROCE_RESP_OK : SROCE_RESP_CQ_FULL;
 }
 
-static enum resp_result do_write(struct sroce_qp *qp, struct sk_buff *skb)
+static enum sroce_resp_result do_write(struct sroce_qp *qp, struct sk_buff *skb)
 {
 	const struct sroce_opcode_info *op = sroce_pkt_op(skb);
 	struct sroce_pkt *pkt = sroce_pkt(skb);
@@ -243,14 +244,14 @@ static enum resp_result do_write(struct sroce_qp *qp, struct sk_buff *skb)
 	struct sroce_reth *reth;
 	struct sroce_mr *mr;
 	struct ib_wc wc;
-	enum resp_result res;
+	enum sroce_resp_result res;
 	bool placed;
 	u64 iova;
 	u32 gen;
 
 	if ((pkt->flags & SROCE_OP_LAST) && (pkt->flags & SROCE_OP_IMMDT)) {
 		res = sroce_exec_need_rwqe(qp);
-		if (res != RESP_OK)
+		if (res != SROCE_RESP_OK)
 			return res;
 	}
 	if (pkt->flags & SROCE_OP_FIRST) {
@@ -260,19 +261,19 @@ static enum resp_result do_write(struct sroce_qp *qp, struct sk_buff *skb)
 		resp->resid = be32_to_cpu(reth->len);
 		resp->write_len = resp->resid;
 		if (resp->resid > SROCE_MAX_MSG_SIZE)
-			return RESP_INV_REQ;
+			return SROCE_RESP_INV_REQ;
 		/* A zero-length WRITE checks no key (IBA C9-88). */
 		if (resp->resid) {
 			mr = remote_mr(qp, resp->rkey, resp->va, resp->resid,
 				       IB_ACCESS_REMOTE_WRITE, &iova, &gen);
 			if (!mr)
-				return RESP_ACCESS;
+				return SROCE_RESP_ACCESS;
 			sroce_mr_put(mr);
 			resp->write_gen = gen;
 		}
 	}
 	if (!write_size_ok(qp, pkt, resp->resid))
-		return RESP_INV_REQ;
+		return SROCE_RESP_INV_REQ;
 	if (pkt->paylen) {
 		/*
 		 * The key may have been invalidated and the MR registered
@@ -283,13 +284,13 @@ static enum resp_result do_write(struct sroce_qp *qp, struct sk_buff *skb)
 		mr = remote_mr(qp, resp->rkey, resp->va, pkt->paylen,
 			       IB_ACCESS_REMOTE_WRITE, &iova, &gen);
 		if (!mr)
-			return RESP_ACCESS;
+			return SROCE_RESP_ACCESS;
 		placed = gen == resp->write_gen &&
 			 sroce_mem_copy_in(mr, gen, iova, skb, op->hdr_len,
 					   pkt->paylen);
 		sroce_mr_put(mr);
 		if (!placed)
-			return RESP_ACCESS;
+			return SROCE_RESP_ACCESS;
 	}
 	resp->va += pkt->paylen;
 	resp->resid -= pkt->paylen;
@@ -303,9 +304,9 @@ static enum resp_result do_write(struct sroce_qp *qp, struct sk_buff *skb)
 		wc.byte_len = resp->write_len;
 		wc.src_qp = qp->attr.dest_qpn;
 		if (!sroce_exec_complete_rwqe(qp, &wc, pkt->se))
-			return RESP_CQ_FULL;
+			return SROCE_RESP_CQ_FULL;
 	}
-	return RESP_OK;
+	return SROCE_RESP_OK;
 }
 
 static struct sroce_rd_res *new_res(struct sroce_qp *qp)
@@ -320,7 +321,7 @@ static struct sroce_rd_res *new_res(struct sroce_qp *qp)
 	return res;
 }
 
-static enum resp_result do_read(struct sroce_qp *qp, struct sk_buff *skb)
+static enum sroce_resp_result do_read(struct sroce_qp *qp, struct sk_buff *skb)
 {
 	struct sroce_reth *reth = sroce_pkt_hdr(skb, sroce_pkt_op(skb)->reth);
 	struct sroce_pkt *pkt = sroce_pkt(skb);
@@ -332,14 +333,14 @@ static enum resp_result do_read(struct sroce_qp *qp, struct sk_buff *skb)
 	u64 iova;
 
 	if (len > SROCE_MAX_MSG_SIZE || !qp->attr.max_dest_rd_atomic)
-		return RESP_INV_REQ;
+		return SROCE_RESP_INV_REQ;
 	gen = 0;
 	if (len) {
 		mr = remote_mr(qp, be32_to_cpu(reth->rkey),
 			       be64_to_cpu(reth->va), len,
 			       IB_ACCESS_REMOTE_READ, &iova, &gen);
 		if (!mr)
-			return RESP_ACCESS;
+			return SROCE_RESP_ACCESS;
 		sroce_mr_put(mr);
 	}
 	npkts = max(DIV_ROUND_UP(len, qp->mtu), 1U);
@@ -364,10 +365,10 @@ static enum resp_result do_read(struct sroce_qp *qp, struct sk_buff *skb)
 	};
 	resp->msn = sroce_psn_add(resp->msn, 1);
 	resp->epsn = sroce_psn_add(res->last_psn, 1);
-	return RESP_OK;
+	return SROCE_RESP_OK;
 }
 
-static enum resp_result do_atomic(struct sroce_qp *qp, struct sk_buff *skb)
+static enum sroce_resp_result do_atomic(struct sroce_qp *qp, struct sk_buff *skb)
 {
 	struct sroce_atmeth *atm = sroce_pkt_hdr(skb, sroce_pkt_op(skb)->reth);
 	struct sroce_pkt *pkt = sroce_pkt(skb);
@@ -380,11 +381,11 @@ static enum resp_result do_atomic(struct sroce_qp *qp, struct sk_buff *skb)
 	u32 gen;
 
 	if (!qp->attr.max_dest_rd_atomic || !IS_ALIGNED(va, sizeof(u64)))
-		return RESP_INV_REQ;
+		return SROCE_RESP_INV_REQ;
 	mr = remote_mr(qp, be32_to_cpu(atm->rkey), va, sizeof(u64),
 		       IB_ACCESS_REMOTE_ATOMIC, &iova, &gen);
 	if (!mr)
-		return RESP_ACCESS;
+		return SROCE_RESP_ACCESS;
 	/*
 	 * IBA 9.4.5: atomics are 8-byte aligned; others are invalid
 	 * requests (NAK codes: IBA table 47). A window or the MR's offset
@@ -399,7 +400,7 @@ static enum resp_result do_atomic(struct sroce_qp *qp, struct sk_buff *skb)
 			       be64_to_cpu(atm->swap_add), &orig) : -EINVAL;
 	sroce_mr_put(mr);
 	if (err)
-		return err == -EACCES ? RESP_ACCESS : RESP_INV_REQ;
+		return err == -EACCES ? SROCE_RESP_ACCESS : SROCE_RESP_INV_REQ;
 
 	res = new_res(qp);
 	res->atomic = true;
@@ -410,7 +411,7 @@ static enum resp_result do_atomic(struct sroce_qp *qp, struct sk_buff *skb)
 	resp->epsn = sroce_psn_add(pkt->psn, 1);
 	resp->done_psn = pkt->psn;
 	sroce_reply_atomic_ack(qp, pkt->psn, orig);
-	return RESP_OK;
+	return SROCE_RESP_OK;
 }
 
 /*
@@ -432,8 +433,8 @@ static void executed_empty(struct sroce_qp *qp, u32 psn)
 }
 
 /* ATOMIC WRITE (IBA 1.5, 9.4.7): an 8-byte store, single-copy atomic. */
-static enum resp_result do_atomic_write(struct sroce_qp *qp,
-					struct sk_buff *skb)
+static enum sroce_resp_result do_atomic_write(struct sroce_qp *qp,
+					      struct sk_buff *skb)
 {
 	const struct sroce_opcode_info *op = sroce_pkt_op(skb);
 	struct sroce_reth *reth = sroce_pkt_hdr(skb, op->reth);
@@ -445,21 +446,21 @@ static enum resp_result do_atomic_write(struct sroce_qp *qp,
 
 	if (!qp->attr.max_dest_rd_atomic || !IS_ALIGNED(va, sizeof(u64)) ||
 	    be32_to_cpu(reth->len) != sizeof(u64) || pkt->paylen != sizeof(u64))
-		return RESP_INV_REQ;
+		return SROCE_RESP_INV_REQ;
 	mr = remote_mr(qp, be32_to_cpu(reth->rkey), va, sizeof(u64),
 		       IB_ACCESS_REMOTE_WRITE, &iova, &gen);
 	if (!mr)
-		return RESP_ACCESS;
+		return SROCE_RESP_ACCESS;
 	/* The bytes land as they came, in one store; aligned as atomics. */
 	skb_copy_bits(skb, op->hdr_len, &val, sizeof(val));
 	err = IS_ALIGNED(iova, sizeof(u64)) ?
 	      sroce_mem_atomic_write(mr, gen, iova, val) : -EINVAL;
 	sroce_mr_put(mr);
 	if (err)
-		return err == -EACCES ? RESP_ACCESS : RESP_INV_REQ;
+		return err == -EACCES ? SROCE_RESP_ACCESS : SROCE_RESP_INV_REQ;
 
 	executed_empty(qp, pkt->psn);
-	return RESP_OK;
+	return SROCE_RESP_OK;
 }
 
 /* The access right a FLUSH's placement type needs, 0 if none may. */
@@ -484,7 +485,7 @@ static int flush_access(u8 plt)
  * stores, so a write barrier does it. Persistence is not offered: no MR
  * can grant IB_ACCESS_FLUSH_PERSISTENT (see mr.c).
  */
-static enum resp_result do_flush(struct sroce_qp *qp, struct sk_buff *skb)
+static enum sroce_resp_result do_flush(struct sroce_qp *qp, struct sk_buff *skb)
 {
 	const struct sroce_opcode_info *op = sroce_pkt_op(skb);
 	struct sroce_feth *feth = sroce_pkt_hdr(skb, op->feth);
@@ -499,7 +500,7 @@ static enum resp_result do_flush(struct sroce_qp *qp, struct sk_buff *skb)
 	if (!qp->attr.max_dest_rd_atomic || !access ||
 	    (qp->attr.access_flags & access) != access ||
 	    (sel != SROCE_FLUSH_RANGE && sel != SROCE_FLUSH_MR))
-		return RESP_INV_REQ;
+		return SROCE_RESP_INV_REQ;
 	/* An MR-wide flush checks only the key; a range flush its range. */
 	len = sel == SROCE_FLUSH_MR ? 0 : be32_to_cpu(reth->len);
 	if (sel == SROCE_FLUSH_MR || len) {
@@ -507,13 +508,13 @@ static enum resp_result do_flush(struct sroce_qp *qp, struct sk_buff *skb)
 			       be64_to_cpu(reth->va), len, access, &iova,
 			       &gen);
 		if (!mr)
-			return RESP_ACCESS;
+			return SROCE_RESP_ACCESS;
 		sroce_mr_put(mr);
 	}
 	wmb();	/* every store executed before this request is visible */
 
 	executed_empty(qp, pkt->psn);
-	return RESP_OK;
+	return SROCE_RESP_OK;
 }
 
 /**
@@ -524,9 +525,9 @@ static enum resp_result do_flush(struct sroce_qp *qp, struct sk_buff *skb)
  * Checks the opcode sequence and the QP's access rights (IBA 9.7.5.1.2),
  * then executes it.
  *
- * Return: RESP_OK, or the error the responder answers (resp.c).
+ * Return: SROCE_RESP_OK, or the error the responder answers (resp.c).
  */
-enum resp_result sroce_exec_request(struct sroce_qp *qp, struct sk_buff *skb)
+enum sroce_resp_result sroce_exec_request(struct sroce_qp *qp, struct sk_buff *skb)
 {
 	struct sroce_pkt *pkt = sroce_pkt(skb);
 	struct sroce_resp *resp = &qp->resp;
@@ -535,12 +536,12 @@ enum resp_result sroce_exec_request(struct sroce_qp *qp, struct sk_buff *skb)
 
 	if (resp->in_msg ? !(f & resp->in_msg) || (f & SROCE_OP_FIRST) :
 	    !(f & SROCE_OP_FIRST))
-		return RESP_INV_REQ;
+		return SROCE_RESP_INV_REQ;
 	if (((f & (SROCE_OP_WRITE | SROCE_OP_ATOMIC_WRITE)) &&
 	     !(access & IB_ACCESS_REMOTE_WRITE)) ||
 	    ((f & SROCE_OP_READ) && !(access & IB_ACCESS_REMOTE_READ)) ||
 	    ((f & SROCE_OP_ATOMIC) && !(access & IB_ACCESS_REMOTE_ATOMIC)))
-		return RESP_INV_REQ;
+		return SROCE_RESP_INV_REQ;
 
 	if (f & SROCE_OP_SEND)
 		return do_send(qp, skb);

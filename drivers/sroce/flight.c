@@ -28,7 +28,7 @@
 
 #define SROCE_FLIGHT_MIN_SHARE	2	/* a QP's least share of the device's flight */
 
-static unsigned int sroce_flight_bound = SROCE_REQ_WINDOW;
+static unsigned int sroce_flight_bound = SROCE_CWND_MAX;
 module_param_named(flight, sroce_flight_bound, uint, 0644);
 MODULE_PARM_DESC(flight, "RC packets a device's QPs may keep unacknowledged together before a QP past its fair share waits (default 256; 0: no bound)");
 
@@ -45,7 +45,7 @@ static u32 read_response_psns(const struct sroce_qp *qp)
 	const struct sroce_swqe *s;
 
 	for (i = qp->sq.cons; left && i != req->cur; i++) {
-		s = sroce_req_swqe(qp, i);
+		s = sroce_req_swqe(&qp->req, i);
 		if (!sroce_wr_is_rd_atomic(s->opcode))
 			continue;
 		left--;
@@ -64,7 +64,7 @@ static u32 read_response_psns(const struct sroce_qp *qp)
  * What the QP counts in its device's flight: nothing unless RC or XRC;
  * its packets sent and not yet acknowledged, as far as it knows (after a
  * rewind, those sent before it are counted again only as they are
- * resent), at most SROCE_REQ_WINDOW. A READ request counts as the one
+ * resent), at most SROCE_CWND_MAX. A READ request counts as the one
  * packet it is: its responses are the responder's to send (until
  * 2026-11-28 they counted in full, up to 256, for as long as they did
  * not come). None while its transport timer is infinite (local ACK
@@ -80,7 +80,7 @@ static u32 flight_of(const struct sroce_qp *qp)
 		return 0;
 	if (req->rd_atomic)
 		used -= min_t(u32, read_response_psns(qp), used);
-	return min_t(u32, used, SROCE_REQ_WINDOW);
+	return min_t(u32, used, SROCE_CWND_MAX);
 }
 
 /*

@@ -25,6 +25,7 @@
 #include "params.h"
 #include "pkt.h"
 #include "qp.h"
+#include "qp_core.h"
 #include "resp.h"
 
 /**

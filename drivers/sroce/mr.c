@@ -513,7 +513,7 @@ int sroce_mr_check(struct sroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
 {
 	u64 end, start, size;
 
-	/* A rereg may change both meanwhile (mr.c). */
+	/* A rereg may change both meanwhile (sroce_mr_rereg_user()). */
 	if (READ_ONCE(mr->ibmr.pd) != pd ||
 	    (READ_ONCE(mr->access) & access) != access)
 		return -EACCES;

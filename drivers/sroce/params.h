@@ -70,7 +70,7 @@
  * Received packets a QP's engine may have waiting, in each direction, by
  * default (module parameter "backlog"). An RC peer that keeps to its
  * window never comes near (sroce's requester keeps at most
- * SROCE_REQ_WINDOW packets unacknowledged); a UC sender has no window, but
+ * SROCE_CWND_MAX packets unacknowledged); a UC sender has no window, but
  * a queue this long only fills while the engine is kept from running. A
  * flood is dropped and counted (rx_drop_backlog); a reliable peer
  * recovers by resending.

@@ -18,6 +18,7 @@
 #include "device.h"
 #include "params.h"
 #include "qp.h"
+#include "qp_core.h"
 #include "srq.h"
 #include "ucontext.h"
 #include "wqe.h"

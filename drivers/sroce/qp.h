@@ -150,8 +150,6 @@ static inline bool sroce_qp_has_rq(const struct sroce_qp *qp)
 	       qp->ibqp.qp_type != IB_QPT_XRC_TGT;
 }
 
-extern unsigned int sroce_qp_backlog;
-
 int sroce_qp_create(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata);
 int sroce_qp_destroy(struct ib_qp *ibqp, struct ib_udata *udata);
@@ -161,10 +159,5 @@ int sroce_qp_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		       const struct ib_send_wr **bad_wr);
 int sroce_qp_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad_wr);
-struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn);
-void sroce_qp_put(struct sroce_qp *qp);
-bool sroce_qp_fail(struct sroce_qp *qp, enum ib_wc_status status);
-void sroce_qp_sq_drained(struct sroce_qp *qp);
-void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type);
 
 #endif /* SROCE_QP_H */

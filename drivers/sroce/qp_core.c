@@ -13,6 +13,7 @@
 #include "device.h"
 #include "params.h"
 #include "qp.h"
+#include "qp_core.h"
 #include "trace.h"
 
 unsigned int sroce_qp_backlog = SROCE_QP_BACKLOG;
@@ -85,12 +86,14 @@ bool sroce_qp_fail(struct sroce_qp *qp, enum ib_wc_status status)
 
 	spin_lock_irqsave(&qp->state_lock, flags);
 	old = qp->state;
-	if (old != IB_QPS_RESET && old != IB_QPS_ERR)
+	if (old != IB_QPS_RESET && old != IB_QPS_ERR) {
 		WRITE_ONCE(qp->state, IB_QPS_ERR);
+		/* Under the lock: in the order of the state's changes. */
+		trace_sroce_qp_state(qp, old, IB_QPS_ERR);
+	}
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 	if (old == IB_QPS_RESET || old == IB_QPS_ERR)
 		return false;
-	trace_sroce_qp_state(qp, old, IB_QPS_ERR);
 	ibdev_dbg(qp->ibqp.device, "QP %u: error, status %d\n",
 		  qp->ibqp.qp_num, status);
 	sroce_task_sched(&qp->req.task);

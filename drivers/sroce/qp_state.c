@@ -135,7 +135,8 @@ static int change_state(struct sroce_qp *qp, enum ib_qp_state cur,
 	if (qp->state == cur) {
 		/* What prepare_state() set up is seen with the new state. */
 		smp_store_release(&qp->state, new);
-		trace_sroce_qp_state(qp, cur, new);
+		if (cur != new)
+			trace_sroce_qp_state(qp, cur, new);
 	} else {
 		err = -EINVAL;
 	}

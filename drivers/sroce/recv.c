@@ -20,6 +20,7 @@
 #include "mcast.h"
 #include "pkt.h"
 #include "qp.h"
+#include "qp_core.h"
 #include "recv.h"
 #include "req.h"
 #include "resp.h"

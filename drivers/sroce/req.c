@@ -25,6 +25,7 @@
 #include "params.h"
 #include "pkt.h"
 #include "qp.h"
+#include "qp_core.h"
 #include "req.h"
 
 /* Kernel and user WQEs share the send flags' values. */
@@ -35,43 +36,11 @@ static_assert(SROCE_SEND_INLINE == IB_SEND_INLINE);
 
 #define SROCE_REQ_BUDGET	64	/* packets per engine run */
 
-/**
- * sroce_req_swqe() - the private copy of the WQE at an SQ index
- * @qp: the QP
- * @index: a free-running SQ index
- *
- * Return: the slot.
- */
-struct sroce_swqe *sroce_req_swqe(const struct sroce_qp *qp, u32 index)
-{
-	const struct sroce_req *req = &qp->req;
-
-	return (void *)req->swqe +
-	       (size_t)(index & (qp->sq.num_entries - 1)) * req->swqe_size;
-}
-
 /* Work requests done inside this host, without packets (IBA 10.8.3.?). */
 static bool is_local(u32 opcode)
 {
 	return opcode == IB_UVERBS_WR_BIND_MW ||
 	       opcode == IB_UVERBS_WR_LOCAL_INV || opcode == IB_WR_REG_MR;
-}
-
-/**
- * sroce_req_seek() - position the requester in a WQE
- * @qp: the QP; called by its send engine
- * @index: SQ index of the WQE
- * @offset: byte of its message to send next
- */
-void sroce_req_seek(struct sroce_qp *qp, u32 index, u32 offset)
-{
-	struct sroce_swqe *s = sroce_req_swqe(qp, index);
-	struct sroce_req *req = &qp->req;
-
-	req->cur = index;
-	req->offset = offset;
-	sroce_sgl_init(&req->sgl, s->sge, s->num_sge);
-	sroce_sgl_skip(&req->sgl, offset);
 }
 
 /* Bind a window, invalidate a key, or register a fast-registration MR. */
@@ -175,7 +144,7 @@ static bool start_next(struct sroce_qp *qp)
 	if (!count)
 		return false;
 
-	s = sroce_req_swqe(qp, req->next);
+	s = sroce_req_swqe(&qp->req, req->next);
 	status = sroce_build_fetch(qp, req->next, s);
 	/* Not yet: the slot is copied again when it may start. */
 	if (!may_start(qp, s) || !psn_room(qp, s))
@@ -187,7 +156,7 @@ static bool start_next(struct sroce_qp *qp)
 	s->first_psn = req->next_psn;
 	s->last_psn = sroce_psn_add(s->first_psn, sroce_build_npkts(qp, s) - 1);
 	req->next_psn = sroce_psn_add(s->last_psn, 1);
-	sroce_req_seek(qp, req->next, 0);
+	sroce_build_seek(qp, req->next, 0);
 	req->next++;
 	if (sroce_wr_is_rd_atomic(s->opcode))
 		req->rd_atomic++;
@@ -216,15 +185,6 @@ static bool window_open(struct sroce_qp *qp)
 	       sroce_psn_diff(req->psn, req->unacked_psn) < req->win.cwnd;
 }
 
-static void arm_timer(struct sroce_qp *qp)
-{
-	struct sroce_req *req = &qp->req;
-
-	if (req->next_psn != req->unacked_psn &&
-	    !timer_pending(&req->retry.timer))
-		sroce_retry_arm(qp);
-}
-
 /*
  * Send up to @budget packets. Every step counts against the budget, a
  * packet or not (a local operation, a WQE skipped on a resend), so that a
@@ -234,38 +194,39 @@ static void arm_timer(struct sroce_qp *qp)
 static bool send_packets(struct sroce_qp *qp, int budget)
 {
 	struct sroce_req *req = &qp->req;
+	struct sroce_build_sent out;
 	enum ib_wc_status status;
 	struct sroce_swqe *s;
-	bool sent;
 
 	while (budget > 0 && window_open(qp)) {
 		budget--;
 		if (req->cur == req->next && !start_next(qp))
 			break;
-		s = sroce_req_swqe(qp, req->cur);
+		s = sroce_req_swqe(&qp->req, req->cur);
 		if (s->state != SROCE_SWQE_SENDING) {
-			sroce_req_seek(qp, req->cur + 1, 0);
+			sroce_build_seek(qp, req->cur + 1, 0);
 			continue;
 		}
 		if (sroce_flight_hold(qp))
 			break;
-		status = sroce_build_send(qp, s, &sent);
+		status = sroce_build_send(qp, s, &out);
 		if (status != IB_WC_SUCCESS) {
 			sroce_comp_wqe_done(qp, s, status);
 			break;
 		}
-		if (!sent) {
+		if (!out.sent) {
 			/* No memory now: try again a tick later. */
 			sroce_task_kick(&qp->req.task);
 			break;
 		}
+		sroce_retry_sent(qp, &out);
 		if (req->offset < s->length)
 			continue;
 		s->state = sroce_qp_is_reliable(qp) ? SROCE_SWQE_SENT :
 						      SROCE_SWQE_DONE;
-		sroce_req_seek(qp, req->cur + 1, 0);
+		sroce_build_seek(qp, req->cur + 1, 0);
 	}
-	arm_timer(qp);
+	sroce_retry_wait(qp);
 	return budget <= 0;
 }
 
@@ -358,6 +319,7 @@ int sroce_req_init(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
 
+	req->swqe_mask = qp->sq.num_entries - 1;
 	req->swqe_size = ALIGN(sizeof(struct sroce_swqe) + qp->sq.entry_size -
 			       sizeof(struct sroce_send_wqe), 64);
 	req->swqe = kvcalloc(qp->sq.num_entries, req->swqe_size,

@@ -93,6 +93,7 @@ struct sroce_swqe {
  * @resp_pkts: response packets waiting for the completer
  * @swqe: private copies of the WQEs, one slot per SQ slot
  * @swqe_size: bytes per slot of @swqe
+ * @swqe_mask: SQ index to slot: the SQ's entries less one (a power of 2)
  * @next: SQ index of the next WQE to fetch
  * @cur: SQ index of the WQE being sent, from the oldest outstanding one
  *       (qp->sq.cons) to @next
@@ -125,6 +126,7 @@ struct sroce_req {
 	struct sk_buff_head resp_pkts;
 	struct sroce_swqe *swqe;
 	u32 swqe_size;
+	u32 swqe_mask;
 	u32 next;
 	u32 cur;
 	u32 psn;
@@ -162,15 +164,27 @@ static inline bool sroce_wr_is_rd_atomic(u32 opcode)
 	       opcode == SROCE_WR_ATOMIC_WRITE || opcode == SROCE_WR_FLUSH;
 }
 
+/**
+ * sroce_req_swqe() - the private copy of the WQE at an SQ index
+ * @req: the send engine
+ * @index: a free-running SQ index
+ *
+ * Return: the slot.
+ */
+static inline struct sroce_swqe *sroce_req_swqe(const struct sroce_req *req,
+						u32 index)
+{
+	return (void *)req->swqe + (size_t)(index & req->swqe_mask) *
+				   req->swqe_size;
+}
+
 int sroce_req_init(struct sroce_qp *qp);
 void sroce_req_cleanup(struct sroce_qp *qp);
 void sroce_req_stop(struct sroce_qp *qp);
 void sroce_req_reset(struct sroce_qp *qp);
 void sroce_req_ring_corrupt(struct sroce_qp *qp);
 void sroce_req_update(struct sroce_qp *qp, int mask);
-void sroce_req_seek(struct sroce_qp *qp, u32 index, u32 offset);
 void sroce_req_start(struct sroce_qp *qp);
 void sroce_req_rcv(struct sroce_qp *qp, struct sk_buff *skb);
-struct sroce_swqe *sroce_req_swqe(const struct sroce_qp *qp, u32 index);
 
 #endif /* SROCE_REQ_H */

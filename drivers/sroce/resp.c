@@ -48,6 +48,7 @@
 #include "params.h"
 #include "pkt.h"
 #include "qp.h"
+#include "qp_core.h"
 #include "reply.h"
 #include "resp.h"
 #include "srq.h"
@@ -101,33 +102,33 @@ struct resp_error {
 };
 
 static const struct resp_error resp_errors[] = {
-	[RESP_RNR] = {
+	[SROCE_RESP_RNR] = {
 		.drop = SROCE_STAT_RX_DROP_NO_RWQE,
 	},
-	[RESP_INV_REQ] = {
+	[SROCE_RESP_INV_REQ] = {
 		.nak = SROCE_NAK_INVALID_REQ,
 		.event = IB_EVENT_QP_REQ_ERR,
 		.status = IB_WC_REM_INV_REQ_ERR,
 		.drop = SROCE_STAT_RX_DROP_INVALID,
 	},
-	[RESP_LENGTH] = {
+	[SROCE_RESP_LENGTH] = {
 		.nak = SROCE_NAK_INVALID_REQ,
 		.event = IB_EVENT_QP_REQ_ERR,
 		.status = IB_WC_LOC_LEN_ERR,
 		.drop = SROCE_STAT_RX_DROP_LENGTH,
 	},
-	[RESP_ACCESS] = {
+	[SROCE_RESP_ACCESS] = {
 		.nak = SROCE_NAK_REM_ACCESS_ERR,
 		.event = IB_EVENT_QP_ACCESS_ERR,
 		.status = IB_WC_REM_ACCESS_ERR,
 		.drop = SROCE_STAT_RX_DROP_INVALID,
 	},
-	[RESP_WQE_PROT] = {
+	[SROCE_RESP_WQE_PROT] = {
 		.nak = SROCE_NAK_REM_OP_ERR,
 		.status = IB_WC_LOC_PROT_ERR,
 		.local = true,
 	},
-	[RESP_WQE_BAD] = {
+	[SROCE_RESP_WQE_BAD] = {
 		.nak = SROCE_NAK_REM_OP_ERR,
 		.status = IB_WC_LOC_QP_OP_ERR,
 		.local = true,
@@ -136,7 +137,7 @@ static const struct resp_error resp_errors[] = {
 	 * A local work queue catastrophic error (IBA 11.6.3.1): no receive
 	 * WQE can be trusted, so none completes; the event says it.
 	 */
-	[RESP_RING_BAD] = {
+	[SROCE_RESP_RING_BAD] = {
 		.nak = SROCE_NAK_REM_OP_ERR,
 		.event = IB_EVENT_QP_FATAL,
 		.status = IB_WC_LOC_QP_OP_ERR,
@@ -176,7 +177,7 @@ static void drop_msg(struct sroce_qp *qp)
  * receive WQE or ring is the QP's own fault on every transport (class A);
  * a corrupt ring also raises IB_EVENT_QP_FATAL, as the SQ's does.
  */
-static void resp_error(struct sroce_qp *qp, enum resp_result res, u32 psn)
+static void resp_error(struct sroce_qp *qp, enum sroce_resp_result res, u32 psn)
 {
 	struct sroce_dev *sdev = qp_dev(qp);
 	const struct resp_error *e;
@@ -186,12 +187,12 @@ static void resp_error(struct sroce_qp *qp, enum resp_result res, u32 psn)
 	 * 11.6.3.1, sroce_exec_complete_rwqe()). Nothing is acknowledged:
 	 * the requester's retries end in a retry error, as with rdma_rxe.
 	 */
-	if (res == RESP_CQ_FULL)
+	if (res == SROCE_RESP_CQ_FULL)
 		return;
 	trace_sroce_resp_error(qp, psn, res, 0);
 	e = &resp_errors[res];
 	sroce_fault_error_delay();
-	if (sroce_qp_is_reliable(qp) && res == RESP_RNR) {
+	if (sroce_qp_is_reliable(qp) && res == SROCE_RESP_RNR) {
 		sroce_stats_add(&sdev->stats, SROCE_STAT_RNR_NAKS_SENT, 1);
 		sroce_reply_nak(qp, SROCE_AETH_RNR_NAK | qp->attr.min_rnr_timer, psn);
 		return;
@@ -207,7 +208,7 @@ static void resp_error(struct sroce_qp *qp, enum resp_result res, u32 psn)
 		return;
 	}
 	sroce_stats_drop(&sdev->stats, e->drop);
-	if (qp->srq && res != RESP_RNR)
+	if (qp->srq && res != SROCE_RESP_RNR)
 		sroce_exec_fail_rwqe(qp, e->status);
 	if (qp->ibqp.qp_type == IB_QPT_UC)
 		drop_msg(qp);
@@ -294,7 +295,7 @@ static void recv_rc(struct sroce_qp *qp, struct sk_buff *skb)
 	struct sroce_pkt *pkt = sroce_pkt(skb);
 	struct sroce_resp *resp = &qp->resp;
 	s32 d = sroce_psn_diff(pkt->psn, resp->epsn);
-	enum resp_result res;
+	enum sroce_resp_result res;
 
 	if (d > 0) {
 		sroce_stats_add(&qp_dev(qp)->stats, SROCE_STAT_SEQ_ERRORS, 1);
@@ -312,7 +313,7 @@ static void recv_rc(struct sroce_qp *qp, struct sk_buff *skb)
 	resp->nak_sent = false;
 
 	res = sroce_exec_request(qp, skb);
-	if (res != RESP_OK)
+	if (res != SROCE_RESP_OK)
 		resp_error(qp, res, pkt->psn);
 	else if (pkt->flags & (SROCE_OP_SEND | SROCE_OP_WRITE))
 		advance(qp, pkt);
@@ -336,7 +337,7 @@ static void recv_xrc(struct sroce_qp *qp, struct sk_buff *skb)
 	resp->xsrq = sroce_srq_get_xrc(qp_dev(qp), srqn, qp->xrcd);
 	if (pkt->psn == resp->epsn &&
 	    (!resp->xsrq || (!first && srqn != resp->xsrqn))) {
-		resp_error(qp, RESP_INV_REQ, pkt->psn);
+		resp_error(qp, SROCE_RESP_INV_REQ, pkt->psn);
 	} else {
 		/* A FIRST inside a message is refused by recv_rc(). */
 		if (pkt->psn == resp->epsn && first && !resp->in_msg)
@@ -358,7 +359,7 @@ static void recv_uc(struct sroce_qp *qp, struct sk_buff *skb)
 {
 	struct sroce_pkt *pkt = sroce_pkt(skb);
 	struct sroce_resp *resp = &qp->resp;
-	enum resp_result res;
+	enum sroce_resp_result res;
 
 	if (pkt->psn != resp->epsn && !resp->drop_msg) {
 		sroce_stats_add(&qp_dev(qp)->stats, SROCE_STAT_SEQ_ERRORS, 1);
@@ -371,7 +372,7 @@ static void recv_uc(struct sroce_qp *qp, struct sk_buff *skb)
 		resp->in_msg = 0;
 	}
 	res = sroce_exec_request(qp, skb);
-	if (res == RESP_OK)
+	if (res == SROCE_RESP_OK)
 		advance(qp, pkt);
 	else
 		resp_error(qp, res, pkt->psn);
@@ -407,7 +408,7 @@ static void recv_ud(struct sroce_qp *qp, struct sk_buff *skb)
 	u32 qkey = qp->ibqp.qp_type == IB_QPT_GSI ? IB_QP1_QKEY : qp->attr.qkey;
 	struct ib_wc wc = { .opcode = IB_WC_RECV };
 	union rdma_network_hdr grh;
-	enum resp_result res;
+	enum sroce_resp_result res;
 	int err;
 
 	if (be32_to_cpu(deth->qkey) != qkey)
@@ -415,20 +416,20 @@ static void recv_ud(struct sroce_qp *qp, struct sk_buff *skb)
 	if (pkt->paylen > qp->mtu)
 		return sroce_stats_drop(&sdev->stats, SROCE_STAT_RX_DROP_LENGTH);
 	res = sroce_exec_need_rwqe(qp);
-	if (res == RESP_OK &&
+	if (res == SROCE_RESP_OK &&
 	    sroce_sgl_length(resp->rwqe.sge, resp->rwqe.num_sge) <
 	    sizeof(grh) + pkt->paylen)
-		res = RESP_LENGTH;
-	if (res == RESP_OK) {
+		res = SROCE_RESP_LENGTH;
+	if (res == SROCE_RESP_OK) {
 		fill_grh(skb, &grh);
 		err = sroce_sgl_copy_in_buf(sdev, qp->ibqp.pd, &resp->sgl, &grh,
 					    sizeof(grh)) ?:
 		      sroce_sgl_copy_in(sdev, qp->ibqp.pd, &resp->sgl, skb,
 					op->hdr_len, pkt->paylen);
 		if (err)
-			res = err == -ENOSPC ? RESP_LENGTH : RESP_WQE_PROT;
+			res = err == -ENOSPC ? SROCE_RESP_LENGTH : SROCE_RESP_WQE_PROT;
 	}
-	if (res != RESP_OK)
+	if (res != SROCE_RESP_OK)
 		return resp_error(qp, res, pkt->psn);
 
 	wc.byte_len = sizeof(grh) + pkt->paylen;
@@ -525,7 +526,7 @@ static bool resp_engine(struct sroce_task *task)
 		if (resp->read.active) {
 			sent = sroce_exec_read_resp(qp, budget);
 			if (sent == -EACCES) {
-				resp_error(qp, RESP_ACCESS, resp->read.psn);
+				resp_error(qp, SROCE_RESP_ACCESS, resp->read.psn);
 				sent = 0;
 			}
 			kicked = sent < 0;

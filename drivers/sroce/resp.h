@@ -11,6 +11,33 @@
 struct sroce_qp;
 
 /**
+ * enum sroce_resp_result - what executing one request packet came to
+ * @SROCE_RESP_OK: executed
+ * @SROCE_RESP_RNR: no receive WQE
+ * @SROCE_RESP_INV_REQ: invalid request: opcode, sequence, size, rights
+ * @SROCE_RESP_LENGTH: a message longer than its receive WQE's buffers
+ * @SROCE_RESP_ACCESS: R_Key violation (IBA 9.4.1.1, 10.6.3)
+ * @SROCE_RESP_WQE_PROT: the receive WQE names memory the QP may not write
+ * @SROCE_RESP_WQE_BAD: the receive WQE is malformed
+ * @SROCE_RESP_RING_BAD: the receive ring's indices are corrupt
+ * @SROCE_RESP_CQ_FULL: executed, but its completion overflowed the CQ
+ *
+ * What follows an error depends on it and on the transport: see
+ * resp_error() (resp.c) and the table in Documentation/responder-errors.md.
+ */
+enum sroce_resp_result {
+	SROCE_RESP_OK,
+	SROCE_RESP_RNR,
+	SROCE_RESP_INV_REQ,
+	SROCE_RESP_LENGTH,
+	SROCE_RESP_ACCESS,
+	SROCE_RESP_WQE_PROT,
+	SROCE_RESP_WQE_BAD,
+	SROCE_RESP_RING_BAD,
+	SROCE_RESP_CQ_FULL,
+};
+
+/**
  * struct sroce_rwqe - the responder's private, checked copy of a receive WQE
  * @wr_id: from the WQE
  * @num_sge: entries in @sge

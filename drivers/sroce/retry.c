@@ -72,102 +72,17 @@ static const u32 rnr_usec[32] = {
 };
 
 /*
- * Resend from @psn (a NAK, an RNR NAK or a timeout), which lies in an
- * outstanding WQE: every WQE from the one holding @psn on is sent again
- * with the PSNs it had (IBA 9.7.4.1.3); a READ asks again only for what
- * has not arrived.
+ * Resend from @psn (a NAK, an RNR NAK or a timeout): the requester goes
+ * back (build.c), and a round-trip sample whose packet is sent again
+ * measures nothing (Karn's rule, RFC 6298, 3).
  */
 static void rewind(struct sroce_qp *qp, u32 psn)
 {
-	struct sroce_req *req = &qp->req;
-	struct sroce_swqe *s;
-	u32 i;
+	struct sroce_retry *rt = &qp->req.retry;
 
-	for (i = qp->sq.cons; i != req->next; i++) {
-		s = sroce_req_swqe(qp, i);
-		if (s->state == SROCE_SWQE_DONE ||
-		    sroce_psn_diff(psn, s->last_psn) > 0)
-			continue;
-		break;
-	}
-	if (i == req->next) {
-		/* Nothing left to resend: go on with new WQEs. */
-		req->psn = req->next_psn;
-		sroce_req_seek(qp, req->next, 0);
-		return;
-	}
-	s = sroce_req_swqe(qp, i);
-	if (s->opcode == IB_UVERBS_WR_RDMA_READ) {
-		psn = sroce_psn_add(s->first_psn, s->read_off / qp->mtu);
-		sroce_req_seek(qp, i, s->read_off);
-	} else if (sroce_psn_diff(psn, s->first_psn) <= 0) {
-		psn = s->first_psn;
-		sroce_req_seek(qp, i, 0);
-	} else {
-		sroce_req_seek(qp, i, sroce_psn_diff(psn, s->first_psn) * qp->mtu);
-	}
-	req->psn = psn;
-	/* A sample whose packet is sent again measures nothing (Karn). */
-	if (req->retry.rtt_busy && sroce_psn_diff(psn, req->retry.rtt_psn) <= 0)
-		req->retry.rtt_busy = false;
-	for (; i != req->next; i++) {
-		s = sroce_req_swqe(qp, i);
-		if (s->state == SROCE_SWQE_SENT)
-			s->state = SROCE_SWQE_SENDING;
-	}
-}
-
-/* The outstanding WQE that holds @psn, if any; its SQ index in *@index. */
-static struct sroce_swqe *wqe_of_psn(struct sroce_qp *qp, u32 psn, u32 *index)
-{
-	struct sroce_swqe *s;
-	u32 i;
-
-	for (i = qp->sq.cons; i != qp->req.next; i++) {
-		s = sroce_req_swqe(qp, i);
-		if (s->state == SROCE_SWQE_DONE)
-			continue;
-		if (sroce_psn_diff(psn, s->first_psn) >= 0 &&
-		    sroce_psn_diff(psn, s->last_psn) <= 0) {
-			*index = i;
-			return s;
-		}
-	}
-	return NULL;
-}
-
-/*
- * Send the packet of @psn once more, with AckReq, and leave the
- * requester where it was. Not for READ and atomic requests (see the top
- * of this file). Returns true if it went.
- */
-static bool probe_packet(struct sroce_qp *qp, u32 psn)
-{
-	struct sroce_req *req = &qp->req;
-	u32 cur = req->cur, offset = req->offset, next = req->psn;
-	bool ackreq_last = req->ackreq_last;
-	struct sroce_sgl sgl = req->sgl;
-	enum ib_wc_status status;
-	struct sroce_swqe *s;
-	bool sent = false;
-	u32 i;
-
-	s = wqe_of_psn(qp, psn, &i);
-	if (!s || sroce_wr_is_rd_atomic(s->opcode))
-		return false;
-	sroce_req_seek(qp, i, sroce_psn_diff(psn, s->first_psn) * qp->mtu);
-	req->retry.probing = true;
-	status = sroce_build_send(qp, s, &sent);
-	req->retry.probing = false;
-	/* Whether the last packet in PSN order asked is as it was. */
-	req->ackreq_last = ackreq_last || (sent && psn == sroce_psn_add(next,
-									SROCE_PSN_MASK));
-	req->cur = cur;
-	req->offset = offset;
-	req->sgl = sgl;
-	req->psn = next;
-	/* A failure here (an MR gone meanwhile) the next real send meets. */
-	return status == IB_WC_SUCCESS && sent;
+	psn = sroce_build_rewind(qp, psn);
+	if (rt->rtt_busy && sroce_psn_diff(psn, rt->rtt_psn) <= 0)
+		rt->rtt_busy = false;
 }
 
 /*
@@ -185,16 +100,17 @@ static bool probe_packet(struct sroce_qp *qp, u32 psn)
 static int probe(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
+	struct sroce_retry *rt = &req->retry;
 	u32 last = sroce_psn_add(req->psn, SROCE_PSN_MASK);	/* psn - 1 */
 	int n = 0;
 
-	if (req->psn == req->unacked_psn || req->retry.rnr_wait || req->rd_atomic)
+	if (req->psn == req->unacked_psn || rt->rnr_wait || req->rd_atomic)
 		return 0;
 	/* An ACK a probe brings says nothing of the sample's packet. */
-	req->retry.rtt_busy = false;
-	n += probe_packet(qp, req->unacked_psn);
+	rt->rtt_busy = false;
+	n += sroce_build_probe(qp, req->unacked_psn);
 	if (last != req->unacked_psn)
-		n += probe_packet(qp, last);
+		n += sroce_build_probe(qp, last);
 	trace_sroce_tail_probe(qp, req->unacked_psn, n, 0);
 	return n;
 }
@@ -207,34 +123,34 @@ static int probe(struct sroce_qp *qp)
  */
 static bool rtt_sample(struct sroce_qp *qp, u32 psn)
 {
-	struct sroce_req *req = &qp->req;
+	struct sroce_retry *rt = &qp->req.retry;
 	u64 us, dev;
 
-	if (!req->retry.rtt_busy || sroce_psn_diff(psn, req->retry.rtt_psn) <= 0)
+	if (!rt->rtt_busy || sroce_psn_diff(psn, rt->rtt_psn) <= 0)
 		return false;
-	req->retry.rtt_busy = false;
-	us = div_u64(ktime_get_ns() - req->retry.rtt_start, NSEC_PER_USEC);
+	rt->rtt_busy = false;
+	us = div_u64(ktime_get_ns() - rt->rtt_start, NSEC_PER_USEC);
 	us = clamp_t(u64, us, 1, U32_MAX / 8);
-	if (!req->retry.srtt_us) {
-		req->retry.srtt_us = us;
-		req->retry.rttvar_us = us / 2;
+	if (!rt->srtt_us) {
+		rt->srtt_us = us;
+		rt->rttvar_us = us / 2;
 	} else {
-		dev = us > req->retry.srtt_us ? us - req->retry.srtt_us :
-					  req->retry.srtt_us - us;
-		req->retry.rttvar_us = req->retry.rttvar_us - (req->retry.rttvar_us >> 2) +
-				 (dev >> 2);
-		req->retry.srtt_us = req->retry.srtt_us - (req->retry.srtt_us >> 3) + (us >> 3);
+		dev = us > rt->srtt_us ? us - rt->srtt_us : rt->srtt_us - us;
+		rt->rttvar_us = rt->rttvar_us - (rt->rttvar_us >> 2) +
+				(dev >> 2);
+		rt->srtt_us = rt->srtt_us - (rt->srtt_us >> 3) + (us >> 3);
 	}
-	req->retry.srtt_us = max(req->retry.srtt_us, 1U);
+	rt->srtt_us = max(rt->srtt_us, 1U);
 	return true;
 }
 
 /* The round trip's part of the timer (RFC 6298, 2), in microseconds. */
 static u64 rtt_rto_us(const struct sroce_req *req)
 {
+	const struct sroce_retry *rt = &req->retry;
 	/* At least a quarter of the round trip: a steady one has no deviation. */
-	return req->retry.srtt_us + max(4 * (u64)req->retry.rttvar_us,
-				  (u64)req->retry.srtt_us / 4);
+	return rt->srtt_us + max(4 * (u64)rt->rttvar_us,
+				  (u64)rt->srtt_us / 4);
 }
 
 /*
@@ -250,16 +166,17 @@ static u64 rtt_rto_us(const struct sroce_req *req)
  */
 static unsigned long retrans_timeout(const struct sroce_req *req)
 {
+	const struct sroce_retry *rt = &req->retry;
 	u64 us;
 
-	if (!req->retry.timeout || !req->retry.srtt_us)
-		return req->retry.timeout;
+	if (!rt->timeout || !rt->srtt_us)
+		return rt->timeout;
 	us = min_t(u64, rtt_rto_us(req), SROCE_RETRY_MAX_RTO_MS * USEC_PER_MSEC);
-	return max(req->retry.timeout, usecs_to_jiffies(us));
+	return max(rt->timeout, usecs_to_jiffies(us));
 }
 
 /*
- * The transport timer's wait after @req->retry.backoff timeouts in a row: the
+ * The transport timer's wait after rt->backoff timeouts in a row: the
  * local ACK timeout doubled for each, as always; the round trip's longer wait
  * doubled too, but never past SROCE_RETRY_MAX_RTO_MS: it only keeps the timer
  * from firing at acknowledgments on their way, and must not make a dead peer
@@ -267,10 +184,11 @@ static unsigned long retrans_timeout(const struct sroce_req *req)
  */
 static unsigned long timer_wait(const struct sroce_req *req)
 {
+	const struct sroce_retry *rt = &req->retry;
 	unsigned long cap = msecs_to_jiffies(SROCE_RETRY_MAX_RTO_MS);
 
-	return max(req->retry.timeout << req->retry.backoff,
-		   min(retrans_timeout(req) << req->retry.backoff, cap));
+	return max(rt->timeout << rt->backoff,
+		   min(retrans_timeout(req) << rt->backoff, cap));
 }
 
 /*
@@ -284,13 +202,14 @@ static unsigned long timer_wait(const struct sroce_req *req)
  */
 static unsigned long probe_timeout(struct sroce_req *req)
 {
+	struct sroce_retry *rt = &req->retry;
 	unsigned long pto;
 
-	if (req->retry.probed || req->retry.backoff || !req->retry.timeout ||
+	if (rt->probed || rt->backoff || !rt->timeout ||
 	    req->rd_atomic || !READ_ONCE(sroce_retry_tail_probe))
 		return 0;
-	pto = req->retry.srtt_us ? usecs_to_jiffies(2 * req->retry.srtt_us) :
-				   req->retry.timeout / 2;
+	pto = rt->srtt_us ? usecs_to_jiffies(2 * rt->srtt_us) :
+				   rt->timeout / 2;
 	pto = max3(pto, msecs_to_jiffies(SROCE_RETRY_MIN_PTO_MS), 2UL);
 	return 2 * pto <= retrans_timeout(req) ? pto : 0;
 }
@@ -307,35 +226,51 @@ static unsigned long probe_timeout(struct sroce_req *req)
 void sroce_retry_arm(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
+	struct sroce_retry *rt = &req->retry;
 	unsigned long pto = probe_timeout(req);
 
-	if (!req->retry.timeout)
+	if (!rt->timeout)
 		return;
-	req->retry.probe_armed = pto != 0;
-	req->retry.pto = pto;
-	mod_timer(&req->retry.timer,
+	rt->probe_armed = pto != 0;
+	rt->pto = pto;
+	mod_timer(&rt->timer,
 		  jiffies + (pto ?: timer_wait(req)));
 }
 
 /**
- * sroce_retry_sent_new() - a packet went for the first time
+ * sroce_retry_sent() - a packet went
  * @qp: the QP; called by its send engine
- * @psn: the packet's PSN
- * @sample: it asked for an acknowledgment and carries a SEND or WRITE,
- *	    so a round trip can be measured from it
+ * @out: what sroce_build_send() said of it
  *
- * The probe timeout runs from here (RFC 8985, 7.2).
+ * From a packet sent for the first time the probe timeout runs (RFC 8985,
+ * 7.2), and a round trip may be measured.
  */
-void sroce_retry_sent_new(struct sroce_qp *qp, u32 psn, bool sample)
+void sroce_retry_sent(struct sroce_qp *qp, const struct sroce_build_sent *out)
 {
 	struct sroce_retry *rt = &qp->req.retry;
 
+	if (!out->first)
+		return;
 	rt->tx_jiffies = jiffies;
-	if (sample && !rt->rtt_busy) {
+	if (out->sample && !rt->rtt_busy) {
 		rt->rtt_busy = true;
-		rt->rtt_psn = psn;
+		rt->rtt_psn = out->psn;
 		rt->rtt_start = ktime_get_ns();
 	}
+}
+
+/**
+ * sroce_retry_wait() - packets may be outstanding: the timer runs for them
+ * @qp: the QP; called by its send engine after it sent
+ */
+void sroce_retry_wait(struct sroce_qp *qp)
+{
+	struct sroce_req *req = &qp->req;
+	struct sroce_retry *rt = &req->retry;
+
+	if (req->next_psn != req->unacked_psn &&
+	    !timer_pending(&rt->timer))
+		sroce_retry_arm(qp);
 }
 
 /**
@@ -351,10 +286,11 @@ void sroce_retry_sent_new(struct sroce_qp *qp, u32 psn, bool sample)
 void sroce_retry_acked(struct sroce_qp *qp, u32 psn)
 {
 	struct sroce_req *req = &qp->req;
+	struct sroce_retry *rt = &req->retry;
 
-	req->retry.left = qp->attr.retry_cnt;
-	req->retry.rnr_left = qp->attr.rnr_retry;
-	req->retry.retrying = false;
+	rt->left = qp->attr.retry_cnt;
+	rt->rnr_left = qp->attr.rnr_retry;
+	rt->retrying = false;
 	/*
 	 * The timer's backoff stays while only what a timeout sent again is
 	 * acknowledged (Karn's rule, RFC 6298, 5.7): such an acknowledgment
@@ -366,11 +302,11 @@ void sroce_retry_acked(struct sroce_qp *qp, u32 psn)
 	 * loss, for the next message or window at most.
 	 */
 	if (rtt_sample(qp, psn) ||
-	    sroce_psn_diff(psn, req->retry.timeout_high) > 0)
-		req->retry.backoff = 0;
-	req->retry.probed = false;		/* a new wait, a new probe */
+	    sroce_psn_diff(psn, rt->timeout_high) > 0)
+		rt->backoff = 0;
+	rt->probed = false;		/* a new wait, a new probe */
 	if (req->next_psn == psn)
-		timer_delete(&req->retry.timer);
+		timer_delete(&rt->timer);
 	else
 		sroce_retry_arm(qp);
 	if (sroce_psn_diff(psn, req->psn) > 0)
@@ -397,20 +333,23 @@ void sroce_retry_acked(struct sroce_qp *qp, u32 psn)
 bool sroce_retry_loss(struct sroce_qp *qp, u32 psn, bool timeout)
 {
 	struct sroce_req *req = &qp->req;
+	struct sroce_retry *rt = &req->retry;
 
-	if (!timeout && req->retry.retrying &&
-	    sroce_psn_diff(psn, req->retry.psn) >= 0)
+	if (!timeout && rt->retrying &&
+	    sroce_psn_diff(psn, rt->psn) >= 0)
 		return true;
-	if (!req->retry.left)
+	if (!rt->left) {
+		trace_sroce_give_up(qp, psn, timeout, 0);
 		return false;
-	req->retry.left--;
-	trace_sroce_retry(qp, psn, timeout, req->retry.left);
-	req->retry.retrying = true;
-	req->retry.psn = psn;
+	}
+	rt->left--;
+	trace_sroce_retry(qp, psn, timeout, rt->left);
+	rt->retrying = true;
+	rt->psn = psn;
 	sroce_cwnd_loss(&req->win, timeout);
 	if (timeout) {
-		req->retry.backoff = min_t(u8, req->retry.backoff + 1, 7);
-		req->retry.timeout_high = req->tx_high;
+		rt->backoff = min_t(u8, rt->backoff + 1, 7);
+		rt->timeout_high = req->tx_high;
 	}
 	sroce_stats_add(&to_sdev(qp->ibqp.device)->stats,
 			SROCE_STAT_RETRANSMITS, 1);
@@ -429,17 +368,19 @@ bool sroce_retry_loss(struct sroce_qp *qp, u32 psn, bool timeout)
  */
 bool sroce_retry_rnr(struct sroce_qp *qp, u32 psn, u8 timer)
 {
-	struct sroce_req *req = &qp->req;
+	struct sroce_retry *rt = &qp->req.retry;
 
-	if (!req->retry.rnr_left)
+	if (!rt->rnr_left) {
+		trace_sroce_give_up(qp, psn, 2, 0);
 		return false;
-	if (req->retry.rnr_left != 7)
-		req->retry.rnr_left--;
-	trace_sroce_rnr_wait(qp, psn, rnr_usec[timer & 31], req->retry.rnr_left);
+	}
+	if (rt->rnr_left != 7)
+		rt->rnr_left--;
+	trace_sroce_rnr_wait(qp, psn, rnr_usec[timer & 31], rt->rnr_left);
 	rewind(qp, psn);
-	req->retry.rnr_wait = true;
-	timer_delete(&req->retry.timer);
-	mod_timer(&req->retry.rnr_timer,
+	rt->rnr_wait = true;
+	timer_delete(&rt->timer);
+	mod_timer(&rt->rnr_timer,
 		  jiffies + max(usecs_to_jiffies(rnr_usec[timer & 31]), 1UL));
 	return true;
 }
@@ -466,18 +407,19 @@ void sroce_retry_rnr_over(struct sroce_qp *qp)
 bool sroce_retry_timed_out(struct sroce_qp *qp)
 {
 	struct sroce_req *req = &qp->req;
+	struct sroce_retry *rt = &req->retry;
 	unsigned long rto;
 
 	/* Armed again since it fired (progress meanwhile): nothing to do. */
-	if (timer_pending(&req->retry.timer))
+	if (timer_pending(&rt->timer))
 		return false;
-	if (req->retry.rnr_wait || req->next_psn == req->unacked_psn)
+	if (rt->rnr_wait || req->next_psn == req->unacked_psn)
 		return false;
-	if (req->retry.probe_armed) {
+	if (rt->probe_armed) {
 		/* The probe timeout runs from the last new packet sent. */
-		if (time_before(jiffies, req->retry.tx_jiffies + req->retry.pto)) {
-			mod_timer(&req->retry.timer,
-				  req->retry.tx_jiffies + req->retry.pto);
+		if (time_before(jiffies, rt->tx_jiffies + rt->pto)) {
+			mod_timer(&rt->timer,
+				  rt->tx_jiffies + rt->pto);
 			return false;
 		}
 		/*
@@ -485,18 +427,18 @@ bool sroce_retry_timed_out(struct sroce_qp *qp)
 		 * is left: a timeout shortened in SQD since the probe was
 		 * armed (IBA 11.2.4.2) may be shorter than the probe's.
 		 */
-		req->retry.probe_armed = false;
-		req->retry.probed = true;
+		rt->probe_armed = false;
+		rt->probed = true;
 		sroce_stats_add(&to_sdev(qp->ibqp.device)->stats,
 				SROCE_STAT_TAIL_PROBES, probe(qp));
 		rto = retrans_timeout(req);
-		mod_timer(&req->retry.timer, jiffies + (rto > req->retry.pto ?
-							rto - req->retry.pto : 1));
+		mod_timer(&rt->timer, jiffies + (rto > rt->pto ?
+							rto - rt->pto : 1));
 		return false;
 	}
 	sroce_stats_add(&to_sdev(qp->ibqp.device)->stats,
 			SROCE_STAT_TIMEOUTS, 1);
-	trace_sroce_timeout(qp, req->unacked_psn, req->retry.backoff, 0);
+	trace_sroce_timeout(qp, req->unacked_psn, rt->backoff, 0);
 	return true;
 }
 
@@ -559,7 +501,6 @@ static void probe_reset(struct sroce_retry *rt, u32 psn)
 	rt->probe_armed = false;
 	rt->pto = 0;
 	rt->tx_jiffies = 0;
-	rt->probing = false;
 	rt->rtt_busy = false;
 	rt->rtt_psn = 0;
 	rt->rtt_start = 0;

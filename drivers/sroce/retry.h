@@ -5,6 +5,7 @@
 #include <linux/timer.h>
 #include <linux/types.h>
 
+struct sroce_build_sent;
 struct sroce_qp;
 
 /**
@@ -28,7 +29,6 @@ struct sroce_qp;
  * @probe_armed: the transport timer runs for the probe timeout, @pto
  * @pto: the probe timeout armed, in jiffies
  * @tx_jiffies: when the last packet sent for the first time went
- * @probing: the packet being sent is a probe (AckReq set)
  * @rtt_busy: a round-trip sample is running, from the packet @rtt_psn
  * @rtt_psn: a packet sent once, with AckReq, at @rtt_start (ns)
  * @rtt_start: see @rtt_psn
@@ -53,7 +53,6 @@ struct sroce_retry {
 	bool probe_armed;
 	unsigned long pto;
 	unsigned long tx_jiffies;
-	bool probing;
 	bool rtt_busy;
 	u32 rtt_psn;
 	u64 rtt_start;
@@ -68,7 +67,8 @@ void sroce_retry_start(struct sroce_qp *qp);
 void sroce_retry_update(struct sroce_qp *qp, int mask);
 void sroce_retry_arm(struct sroce_qp *qp);
 void sroce_retry_cancel(struct sroce_qp *qp);
-void sroce_retry_sent_new(struct sroce_qp *qp, u32 psn, bool sample);
+void sroce_retry_sent(struct sroce_qp *qp, const struct sroce_build_sent *out);
+void sroce_retry_wait(struct sroce_qp *qp);
 void sroce_retry_acked(struct sroce_qp *qp, u32 psn);
 bool sroce_retry_loss(struct sroce_qp *qp, u32 psn, bool timeout);
 bool sroce_retry_rnr(struct sroce_qp *qp, u32 psn, u8 timer);

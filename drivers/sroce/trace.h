@@ -12,7 +12,6 @@
 #include <linux/tracepoint.h>
 #include <rdma/ib_verbs.h>
 
-#include "exec.h"
 #include "qp.h"
 
 #ifndef SROCE_TRACE_HELPERS
@@ -95,6 +94,16 @@ SROCE_TRACE_QP_PSN(sroce_retry,
 		   __entry->dev, __entry->qpn, __entry->psn,
 		   __entry->a ? "timeout" : "nak", __entry->b);
 
+/*
+ * The requester gives up: no retry left after a loss (a NAK's, 0, or a
+ * timeout's, 1), or no RNR retry after an RNR NAK (2); the WQE fails.
+ */
+SROCE_TRACE_QP_PSN(sroce_give_up,
+		   "%s qp %u psn %u gives up after a %s",
+		   __entry->dev, __entry->qpn, __entry->psn,
+		   __print_symbolic(__entry->a, { 0, "sequence NAK" },
+				    { 1, "timeout" }, { 2, "RNR NAK" }));
+
 /* The transport timer expired with packets unacknowledged. */
 SROCE_TRACE_QP_PSN(sroce_timeout,
 		   "%s qp %u unacked_psn %u backoff %u",
@@ -111,27 +120,27 @@ SROCE_TRACE_QP_PSN(sroce_rnr_wait,
 		   __entry->dev, __entry->qpn, __entry->psn, __entry->a,
 		   __entry->b);
 
-TRACE_DEFINE_ENUM(RESP_RNR);
-TRACE_DEFINE_ENUM(RESP_INV_REQ);
-TRACE_DEFINE_ENUM(RESP_LENGTH);
-TRACE_DEFINE_ENUM(RESP_ACCESS);
-TRACE_DEFINE_ENUM(RESP_WQE_PROT);
-TRACE_DEFINE_ENUM(RESP_WQE_BAD);
-TRACE_DEFINE_ENUM(RESP_RING_BAD);
-TRACE_DEFINE_ENUM(RESP_CQ_FULL);
+TRACE_DEFINE_ENUM(SROCE_RESP_RNR);
+TRACE_DEFINE_ENUM(SROCE_RESP_INV_REQ);
+TRACE_DEFINE_ENUM(SROCE_RESP_LENGTH);
+TRACE_DEFINE_ENUM(SROCE_RESP_ACCESS);
+TRACE_DEFINE_ENUM(SROCE_RESP_WQE_PROT);
+TRACE_DEFINE_ENUM(SROCE_RESP_WQE_BAD);
+TRACE_DEFINE_ENUM(SROCE_RESP_RING_BAD);
+TRACE_DEFINE_ENUM(SROCE_RESP_CQ_FULL);
 
-/* The responder met an error (IBA 9.9.3; enum resp_result in exec.h). */
+/* The responder met an error (IBA 9.9.3; enum sroce_resp_result in exec.h). */
 SROCE_TRACE_QP_PSN(sroce_resp_error,
 		   "%s qp %u psn %u %s",
 		   __entry->dev, __entry->qpn, __entry->psn,
-		   __print_symbolic(__entry->a, { RESP_RNR, "rnr" },
-				    { RESP_INV_REQ, "invalid_request" },
-				    { RESP_LENGTH, "length" },
-				    { RESP_ACCESS, "remote_access" },
-				    { RESP_WQE_PROT, "wqe_protection" },
-				    { RESP_WQE_BAD, "wqe_malformed" },
-				    { RESP_RING_BAD, "ring_corrupt" },
-				    { RESP_CQ_FULL, "cq_overflow" }));
+		   __print_symbolic(__entry->a, { SROCE_RESP_RNR, "rnr" },
+				    { SROCE_RESP_INV_REQ, "invalid_request" },
+				    { SROCE_RESP_LENGTH, "length" },
+				    { SROCE_RESP_ACCESS, "remote_access" },
+				    { SROCE_RESP_WQE_PROT, "wqe_protection" },
+				    { SROCE_RESP_WQE_BAD, "wqe_malformed" },
+				    { SROCE_RESP_RING_BAD, "ring_corrupt" },
+				    { SROCE_RESP_CQ_FULL, "cq_overflow" }));
 
 /* The device's flight bound holds the QP's next packet (at psn) back. */
 SROCE_TRACE_QP_PSN(sroce_flight_hold,

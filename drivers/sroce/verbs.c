@@ -6,7 +6,7 @@
  * the query verbs, and the creation and removal of devices. Nothing in
  * sroce calls back up into this file; it calls down into the objects
  * (ucontext.c, pd.c, ah.c, cq.c, srq.c, qp.c, qp_state.c, mr.c, mw.c,
- * mcast.c), the device's bottom half (device.c), the sockets (socket.c),
+ * mcast.c), the device's own state (device.c), the sockets (socket.c),
  * fault injection (fault.c) and the counters (stats.c, restrack.c).
  *
  * A sroce device is created by `rdma link add NAME type sroce netdev IF`
@@ -90,9 +90,8 @@ static void init_attr(struct sroce_dev *sdev)
 	a->local_ca_ack_delay = SROCE_LOCAL_CA_ACK_DELAY;
 }
 
-static int query_device(struct ib_device *ibdev,
-			struct ib_device_attr *attr,
-			      struct ib_udata *udata)
+static int query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+			struct ib_udata *udata)
 {
 	if (udata && (udata->inlen || udata->outlen))
 		return -EINVAL;
@@ -179,9 +178,8 @@ static struct net_device *get_netdev(struct ib_device *ibdev, u32 port)
  * notifier, as ours calls sroce_dev_port_update(): whichever comes first
  * raises the event, the other finds the state unchanged.
  */
-static void report_port_event(struct ib_device *ibdev,
-			      struct net_device *ndev,
-					unsigned long event)
+static void report_port_event(struct ib_device *ibdev, struct net_device *ndev,
+			      unsigned long event)
 {
 	sroce_dev_port_update(to_sdev(ibdev));
 }

@@ -203,6 +203,6 @@ void sroce_zcopy_drain(struct sroce_qp *qp)
 
 	might_sleep();
 	for (i = qp->sq.cons; i != req->next; i++)
-		sroce_zcopy_release(&sroce_req_swqe(qp, i)->zcopy);
+		sroce_zcopy_release(&sroce_req_swqe(&qp->req, i)->zcopy);
 	wait_var_event(&req->zcopy_live, !atomic_read(&req->zcopy_live));
 }
