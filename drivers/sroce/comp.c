@@ -249,16 +249,6 @@ static void ack_upto(struct sroce_qp *qp, u32 psn)
 	sroce_retry_acked(qp, psn);
 }
 
-/* A loss at @psn (IBA 9.7.6.1.3): loss recovery resends, or gives up. */
-static void retry(struct sroce_qp *qp, u32 psn, bool timeout)
-{
-	if (qp->sq.cons == qp->req.next)
-		return;
-	if (!sroce_retry_loss(qp, psn, timeout))
-		sroce_comp_wqe_done(qp, sroce_req_swqe(&qp->req, qp->sq.cons),
-				    IB_WC_RETRY_EXC_ERR);
-}
-
 /* The oldest outstanding WQE, if any. */
 static struct sroce_swqe *oldest(struct sroce_qp *qp, u32 *index)
 {
@@ -274,6 +264,21 @@ static struct sroce_swqe *oldest(struct sroce_qp *qp, u32 *index)
 		}
 	}
 	return NULL;
+}
+
+/*
+ * A loss at @psn (IBA 9.7.6.1.3): loss recovery resends, or gives up on
+ * the oldest WQE still waiting for its answer (not one that is done and
+ * only waits for its pages to be let go, zcopy.c: that one succeeded).
+ */
+static void retry(struct sroce_qp *qp, u32 psn, bool timeout)
+{
+	struct sroce_swqe *s;
+	u32 i;
+
+	s = oldest(qp, &i);
+	if (s && !sroce_retry_loss(qp, psn, timeout))
+		sroce_comp_wqe_done(qp, s, IB_WC_RETRY_EXC_ERR);
 }
 
 static void rnr_nak(struct sroce_qp *qp, u32 psn, u8 timer)
@@ -520,10 +525,6 @@ bool sroce_comp_run(struct sroce_qp *qp, int budget)
 
 	if (test_and_clear_bit(SROCE_QP_EV_RNR, &qp->events))
 		sroce_retry_rnr_over(qp);
-	if (test_and_clear_bit(SROCE_QP_EV_TIMEOUT, &qp->events) &&
-	    sroce_retry_timed_out(qp))
-		retry(qp, req->unacked_psn, true);
-
 	while (budget-- > 0 && (skb = skb_dequeue(&req->resp_pkts))) {
 		flags = sroce_pkt(skb)->flags;
 		if (!sroce_av_is_peer(&qp->attr.av, skb))
@@ -540,7 +541,16 @@ bool sroce_comp_run(struct sroce_qp *qp, int budget)
 			handle_atomic_ack(qp, skb);
 		consume_skb(skb);
 		if (READ_ONCE(qp->state) == IB_QPS_ERR)
-			break;
+			return !skb_queue_empty(&req->resp_pkts);
 	}
+	/*
+	 * The timer's expiry after the responses that came before it ran us:
+	 * one of them may be the progress the timer waited for (it re-armed
+	 * the timer then), and a resend first would go back over what they
+	 * bring and throw it away.
+	 */
+	if (test_and_clear_bit(SROCE_QP_EV_TIMEOUT, &qp->events) &&
+	    sroce_retry_timed_out(qp))
+		retry(qp, req->unacked_psn, true);
 	return !skb_queue_empty(&req->resp_pkts);
 }
