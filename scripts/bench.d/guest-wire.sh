@@ -189,7 +189,7 @@ perftest_remote() {
 # console as the client starts and ends (of the run named by $mark_tag),
 # for the host, which notes when each line arrives and so which of its
 # samples of the QEMU processes' CPU time fall in the run
-# (bench-host-sample.py). No line outside a figure's run.
+# (host-sample.py). No line outside a figure's run.
 mark() {
 	[[ -z ${mark_tag:-} ]] || printf 'bench: mark %s %s\n' "$1" "$mark_tag"
 }

@@ -14,9 +14,9 @@ import os
 import subprocess
 import sys
 
-from reportlib import (BANDWIDTH, LATENCY, cell, chart_axes, chart_save,
-                       check_end, med, print_counters, pyplot, ratio,
-                       read_console, write_counters, write_rounds, write_sizes)
+from reportlib import (BANDWIDTH, LATENCY, cell, chart_axes, chart_save, med,
+                       print_counters, pyplot, ratio, results_of,
+                       write_counters, write_rounds, write_sizes)
 
 FIGURES = BANDWIDTH + LATENCY
 CONFIGS = ("rxe", "sroce", "sroce-veth")
@@ -141,12 +141,10 @@ def chart_gnuplot(out):
 
 def main():
     out = sys.argv[1]
-    rows, info, end = read_console(os.path.join(out, "console.log"), CONFIGS,
-                                   counter_line)
+    rows, info = results_of(os.path.join(out, "console.log"), CONFIGS,
+                            counter_line, "the console", "the VM did not finish")
     if not rows:
-        print("bench: no results in the console", file=sys.stderr)
         return 1
-    check_end(rows, end, "the VM did not finish")
     kernel = info.get("kernel", "?")
     runs = write_rounds(out, kernel, rows, FIGURES)
     sweep = write_sizes(out, kernel, rows)

@@ -65,14 +65,20 @@ def read_console(path, configs, more=None):
     return rows, info, end
 
 
-def check_end(rows, end, unfinished):
-    """Warn on stderr of a run that did not finish (unfinished: what
-    to say) or lost lines."""
+def results_of(path, configs, more, where, unfinished):
+    """read_console's rows and info; (None, None), saying that WHERE has
+    no results, if there are none. Warns on stderr of a run that did not
+    finish (UNFINISHED: what to say) or lost lines."""
+    rows, info, end = read_console(path, configs, more)
+    if not rows:
+        print(f"bench: no results in {where}", file=sys.stderr)
+        return None, None
     if end is None:
         print(f"bench: {unfinished}: the results are partial", file=sys.stderr)
     elif end != len(rows):
         print(f"bench: {end - len(rows)} result lines lost on the console",
               file=sys.stderr)
+    return rows, info
 
 
 def write_rounds(out, kernel, rows, figures):
