@@ -303,17 +303,11 @@ def drops(u):
     return f"{med(v):.2f} %" if v else "-"
 
 
-def host_usage(out, kernel, work):
-    """host.csv and a table: the host's CPU, and each QEMU's threads,
-    between each run's client start and end (marks.txt); work: each run's
-    (messages, bytes), by (round, figure, config)."""
-    spath, mpath = os.path.join(out, "host.tsv"), os.path.join(out, "marks.txt")
-    if not (os.path.exists(spath) and os.path.exists(mpath)):
-        return
-    ncpu, hz, samples = read_samples(spath)
-    times = [s[0] for s in samples]
-    spans = {}  # (round, fig, config) -> [start, end]: the last try's
-    with open(mpath) as f:
+def read_marks(path):
+    """marks.txt: {(round, figure, config): [start, end]}, each run's
+    client's, the last try's (end None if it never ended)."""
+    spans = {}
+    with open(path) as f:
         for line in f:
             w = line.split()
             if len(w) != 5 or w[1] not in ("start", "end"):
@@ -326,7 +320,28 @@ def host_usage(out, kernel, work):
                 spans[key] = [t, None]
             elif key in spans:
                 spans[key][1] = t
-    use = {}    # (fig, config) -> [(busy %, s/GB, s/M, vcpu, main, other)]
+    return spans
+
+
+def host_usage(out, kernel, work):
+    """host.csv and a table: the host's CPU, and each QEMU's threads,
+    between each run's client start and end (marks.txt); work: each run's
+    (messages, bytes), by (round, figure, config)."""
+    spath, mpath = os.path.join(out, "host.tsv"), os.path.join(out, "marks.txt")
+    if not (os.path.exists(spath) and os.path.exists(mpath)):
+        return
+    ncpu, hz, samples = read_samples(spath)
+    use = write_host(out, kernel, work, read_marks(mpath), ncpu, hz, samples)
+    if use:
+        host_table(ncpu, use)
+
+
+def write_host(out, kernel, work, spans, ncpu, hz, samples):
+    """host.csv, a line a run of spans (read_marks) that the samples
+    cover; {(figure, config): [(busy %, s/GB, s/M, vcpu %, main %,
+    other %, drops %)]}."""
+    times = [s[0] for s in samples]
+    use = {}
     with open(os.path.join(out, "host.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["kernel", "round", "figure", "config", "seconds",
@@ -356,8 +371,11 @@ def host_usage(out, kernel, work):
                  100 * (vm[0] + vm[3]) / qemu, 100 * (vm[1] + vm[4]) / qemu,
                  100 * (vm[2] + vm[5]) / qemu,
                  100 * d[9] / (d[8] + d[9]) if d[8] + d[9] > 0 else math.nan))
-    if not use:
-        return
+    return use
+
+
+def host_table(ncpu, use):
+    """The host's CPU during the runs (write_host's use), medians."""
     print(f"\n### the host's CPU during each run ({ncpu} CPUs)\n")
     print("From each client's start to its end: how busy the host was (all "
           "its CPUs,\nanything running), and the two QEMU processes' CPU "
