@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash disable=SC2034,SC2154 # the variables the caller sets (below) or reads
 #
-# Guest side, sourced in the VM by guest-loopback.sh, by the guest side of
-# scripts/bench-wire, and by scripts/bench-profile and bench-clients: the
-# helpers of perftest runs in a VM. Progress lines "bench: ..." and
-# result lines "@..." go to the console, which is how they reach the host (the
-# guest cannot write into the repository). The caller defines the
+# Guest side, sourced in the VM by guest-loopback.sh, guest-wire.sh,
+# scripts/bench-profile and scripts/bench-clients: the helpers of
+# perftest runs in a VM. Progress lines "bench: ..." and result lines
+# "@..." go to the console, which is how they reach the host (the guest
+# cannot write into the repository). The caller defines the
 # configurations (configs, server_of, client_of), the figures' iterations
 # (iters_of, quick_iters_of) and the sweep's sizes (sweep_sizes,
 # quick_sweep_sizes): loopback.sh or wire.sh; sets quick, iters, params
@@ -145,9 +145,8 @@ perftest_local() {
 	return "$status"
 }
 
-# perftest CONFIG TOOL ARGS...: one run, as perftest_local (bench-wire's
-# guest side puts a server in the other VM where the configuration says
-# so).
+# perftest CONFIG TOOL ARGS...: one run, as perftest_local (guest-wire.sh
+# puts the server in the other VM where the configuration says so).
 perftest() {
 	perftest_local "$@"
 }

@@ -1,11 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 #
-# Guest side, sourced in the VM by scripts/bench-profile and by the guest
-# side of scripts/bench-wire (--profile): perf's profiles of the guest
-# kernel.
-# TCG emulates no PMU: the clock is perf's software event cpu-clock.
-# Needs guest-lib.sh's fail (tests/lib.sh).
+# Guest side, sourced in the VM by scripts/bench-profile and guest-wire.sh
+# (bench-wire --profile): perf's profiles of the guest kernel. TCG
+# emulates no PMU: the clock is perf's software event cpu-clock. Needs
+# tests/lib.sh's fail.
 
 # perf_binary: the newest perf_<version> where linux-perf installs one per
 # version (its /usr/bin/perf then refuses a kernel of another version),

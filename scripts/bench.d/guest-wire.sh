@@ -9,14 +9,14 @@
 # repository the VMs share read-only. Both name their NICs by MAC and set
 # up rdma_rxe and sroce on them (the picture in scripts/bench-wire). VM 1
 # then serves VM 2's requests on the control link: control-server.py runs
-# "guest-wire.sh op ..." for each (guest-wire-op.sh). VM 2 drives the schedule: every figure
-# (wire.sh) in every configuration, round by round, the links for
-# reference, and the size sweep, each run's server in VM 1 where the
-# configuration says so; it prints "@" result lines, "bench:" progress
-# lines (and "bench: mark" lines for the host's samples) on its console,
-# and "@end N" last. QUICK: 1 for --quick; ITERS: --iters or empty;
-# FIGURES, PARAMS: --figures, --param or "-"; PROF_HZ: perf's rate with
-# --profile, else 0; SWAP: 1 for --swap-links.
+# "guest-wire.sh op ..." for each (guest-wire-op.sh). VM 2 drives the
+# schedule: every figure (wire.sh) in every configuration, round by
+# round, the links for reference, and the size sweep, each run's server
+# in VM 1 where the configuration says so; it prints "@" result lines,
+# "bench:" progress lines (and "bench: mark" lines for the host's
+# samples) on its console, and "@end N" last. QUICK: 1 for --quick;
+# ITERS: --iters or empty; FIGURES, PARAMS: --figures, --param or "-";
+# PROF_HZ: perf's rate with --profile, else 0; SWAP: 1 for --swap-links.
 set -euo pipefail
 
 bench_d=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

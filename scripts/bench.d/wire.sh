@@ -3,8 +3,8 @@
 #
 # Host and guest: what scripts/bench-wire measures and how its two VMs
 # are joined, sourced by scripts/bench-wire (the host: --figures, the
-# VMs' NICs and time limit) and by guest-wire.sh and guest-wire-op.sh
-# (the VMs). The figures, their iterations, the size sweep, the
+# VMs' NICs and time limit) and by guest-wire.sh (the VMs). The
+# figures, their iterations, the size sweep, the
 # configurations, the control link's and the links' addresses.
 
 figures=(
