@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Tables, CSV files and a chart from a scripts/bench-wire run.
+"""Host side: the tables, CSV files and chart of a scripts/bench-wire run.
 
-Usage: bench-wire-report.py DIR
+Usage: report-wire.py DIR
 
+Run by scripts/bench-wire on the host, after the VMs or for --report.
 Reads the "@" lines of DIR/console-2.log (VM 2 drives the benchmark and
 prints every result) and writes DIR/rounds.csv, results.csv, cpu.csv,
 sizes.csv, counters.csv and bw-vs-size.png (if matplotlib is there); prints the tables
@@ -15,96 +16,36 @@ import bisect
 import csv
 import math
 import os
-import re
-import statistics
 import sys
 
-FIGURES = [
-    # name, label, unit, column of the @run line, higher is better
-    ("write_bw_64k", "ib_write_bw 64 KiB", "MB/s", 0, True),
-    ("write_bw_4k", "ib_write_bw 4 KiB", "MB/s", 0, True),
-    ("send_bw_64k", "ib_send_bw 64 KiB", "MB/s", 0, True),
-    ("read_bw_64k", "ib_read_bw 64 KiB", "MB/s", 0, True),
+from reportlib import (BANDWIDTH, LATENCY, cell, chart_axes, chart_save, fmt,
+                       med, num, print_counters, pyplot, ratio, results_of,
+                       write_counters, write_rounds, write_sizes)
+
+# name, label, unit, column of the @run line, higher is better
+FIGURES = BANDWIDTH + [
     ("write_bw_64k_q8", "ib_write_bw 64 KiB, 8 QPs", "MB/s", 0, True),
     ("write_bw_64k_q64", "ib_write_bw 64 KiB, 64 QPs", "MB/s", 0, True),
-    ("write_lat_2b", "ib_write_lat 2 B typical", "usec", 0, False),
-    ("write_lat_2b_p99", "ib_write_lat 2 B 99th pct", "usec", 1, False),
-]
+] + LATENCY
 # The figures with a run of their own (not a second column of one).
 MAIN_FIGURES = [(f[0], f[1]) for f in FIGURES if not f[3]]
 CONFIGS = ("rxe", "sroce", "rxe-lo", "sroce-lo")
 PAIRS = (("two hosts", "rxe", "sroce"), ("loopback", "rxe-lo", "sroce-lo"))
 
 
-def num(s):
-    try:
-        return float(s)
-    except ValueError:
-        return None
-
-
-def read_console(path):
-    """The well-formed "@" lines, the info dict and the @end count."""
-    rows, info, end = [], {}, None
-    with open(path, errors="replace") as f:
-        for line in f:
-            w = line.split()
-            if not w or not w[0].startswith("@"):
-                continue
-            kind = w[0][1:]
-            try:
-                if kind == "end":
-                    end = int(w[1])
-                elif kind == "info" and len(w) == 3:
-                    info[w[1]] = w[2]
-                    rows.append(w)
-                elif kind == "run" and len(w) >= 5 and w[3] in CONFIGS:
-                    rows.append(w)
-                elif kind == "cpu" and len(w) in (12, 18) and w[3] in CONFIGS:
-                    [int(x) for x in w[4:]]
-                    rows.append(w)
-                elif kind == "ctr" and len(w) == 6 and w[2] in CONFIGS:
-                    int(w[5])
-                    rows.append(w)
-                elif kind == "size" and len(w) == 4 and w[1] in CONFIGS:
-                    int(w[2])
-                    rows.append(w)
-                elif kind in ("link", "linklat") and len(w) == 4 and \
-                        w[2] in ("r", "s"):
-                    rows.append(w)
-                elif kind in ("val", "samples", "prof"):
-                    # --profile's, for bench-profile-report.py: counted
-                    rows.append(w)
-            except ValueError:
-                pass
-    return rows, info, end
-
-
-def med(vals):
-    vals = [v for v in vals if v is not None]
-    return statistics.median(vals) if vals else None
-
-
-def fmt(v):
-    if v is None:
-        return "n/a"
-    return f"{v:.0f}" if v >= 1000 else f"{v:.3g}" if v < 10 else f"{v:.1f}"
-
-
-def cell(vals):
-    good = [v for v in vals if v is not None]
-    s = fmt(med(vals))
-    if len(good) > 1:
-        s += f" ({fmt(min(good))}-{fmt(max(good))})"
-    if len(good) < len(vals):
-        s += f" [{len(vals) - len(good)} failed]"
-    return s
-
-
-def ratio(ref, x, higher):
-    if not ref or not x:
-        return None
-    return x / ref if higher else ref / x
+def wire_line(kind, w):
+    """report-wire's "@" lines beyond reportlib's: @cpu, @ctr, @link,
+    @linklat, and --profile's @val, @samples, @prof (for
+    bench-profile-report.py: counted)."""
+    if kind == "cpu" and len(w) in (12, 18) and w[3] in CONFIGS:
+        [int(x) for x in w[4:]]
+        return True
+    if kind == "ctr" and len(w) == 6 and w[2] in CONFIGS:
+        int(w[5])
+        return True
+    if kind in ("link", "linklat") and len(w) == 4 and w[2] in ("r", "s"):
+        return True
+    return kind in ("val", "samples", "prof")
 
 
 def rfmt(r):
@@ -135,38 +76,34 @@ def link_buffer(out):
 
 def main():
     out = sys.argv[1]
-    rows, info, end = read_console(os.path.join(out, "console-2.log"))
+    rows, info = results_of(os.path.join(out, "console-2.log"), CONFIGS,
+                            wire_line, "console-2.log", "VM 2 did not finish")
     if not rows:
-        print("bench: no results in console-2.log", file=sys.stderr)
         return 1
-    if end is None:
-        print("bench: VM 2 did not finish: the results are partial", file=sys.stderr)
-    elif end != len(rows):
-        print(f"bench: {end - len(rows)} result lines lost on the console",
-              file=sys.stderr)
     kernel = info.get("kernel", "?")
     hz = float(info.get("hz", "100"))
+    runs = write_rounds(out, kernel, rows, FIGURES)
+    cpu, guest, work = write_cpu(out, kernel, hz, rows)
+    sweep = write_sizes(out, kernel, rows)
+    print_header(out, kernel, info)
+    losers = results(out, kernel, runs)
+    print("\nratio = sroce/rxe for bandwidth, rxe/sroce for latency: > 1 means "
+          "sroce is better.")
+    print_links(rows)
+    print("sroce below rdma_rxe: " + (", ".join(losers) if losers else "none"))
+    cpu_table(cpu)
+    print_counters(write_counters(out, kernel, rows, "vm:device"), "VM:device; ")
+    guest_usage(guest)
+    host_usage(out, kernel, work)
+    chart(out, kernel, sweep)
+    return 0
 
-    runs = {}   # (figure, config) -> [value per round]
-    cpu = {}    # (figure, config) -> [(s/GB, s/Mmsg, vm2 s, vm1 s)]
-    guest = {}  # (figure, config) -> [the @cpu line's twelve tick counts]
-    work = {}   # (round, figure, config) -> (messages, bytes)
-    sweep = {}  # config -> {size: MB/s}
-    with open(os.path.join(out, "rounds.csv"), "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["kernel", "round", "figure", "config", "value", "unit"])
-        for r in rows:
-            if r[0] != "@run":
-                continue
-            _, rnd, fig, config, *vals = r
-            for name, _, unit, col, _ in FIGURES:
-                if name not in (fig, fig + "_p99"):
-                    continue
-                if col >= len(vals) and vals != ["NA"]:
-                    continue
-                v = num(vals[col]) if col < len(vals) else None
-                runs.setdefault((name, config), []).append(v)
-                w.writerow([kernel, rnd, name, config, "" if v is None else v, unit])
+
+def write_cpu(out, kernel, hz, rows):
+    """cpu.csv, every @cpu line; ({(figure, config): [(s/GB, s/Mmsg,
+    vm2 s, vm1 s)]}, {(figure, config): [the @cpu line's twelve tick
+    counts]}, {(round, figure, config): (messages, bytes)})."""
+    cpu, guest, work = {}, {}, {}
     with open(os.path.join(out, "cpu.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["kernel", "round", "figure", "config", "messages", "bytes",
@@ -189,15 +126,11 @@ def main():
             cpu.setdefault((fig, config), []).append(
                 (total / (nbytes / 1e9) if nbytes else None,
                  total / (msgs / 1e6) if msgs else None, vm2, vm1))
-    with open(os.path.join(out, "sizes.csv"), "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["kernel", "config", "bytes", "MB/s"])
-        for r in rows:
-            if r[0] == "@size":
-                v = num(r[3])
-                sweep.setdefault(r[1], {})[int(r[2])] = v
-                w.writerow([kernel, r[1], r[2], "" if v is None else v])
+    return cpu, guest, work
 
+
+def print_header(out, kernel, info):
+    """The report's title and what the boots were."""
     print(f"\n## sroce vs rdma_rxe on {kernel}, two VMs\n")
     print(f"Built from the tree at {info.get('commit', '?')} (with whatever was "
           f"not committed). {info.get('rounds', '?')} rounds in one pair of "
@@ -214,6 +147,11 @@ def main():
     link = link_buffer(out)
     if link:
         print(link)
+
+
+def results(out, kernel, runs):
+    """results.csv and a table per path (two hosts, loopback); the
+    figures where sroce loses."""
     losers = []
     with open(os.path.join(out, "results.csv"), "w", newline="") as f:
         w = csv.writer(f)
@@ -239,8 +177,11 @@ def main():
                             "sroce/rxe" if higher else "rxe/sroce",
                             min(len(va), len(vb))])
                 print(f"| {label} | {unit} | {cell(va)} | {cell(vb)} | {rfmt(r)} |")
-    print("\nratio = sroce/rxe for bandwidth, rxe/sroce for latency: > 1 means "
-          "sroce is better.")
+    return losers
+
+
+def print_links(rows):
+    """The links' own figures (@link, @linklat), for reference."""
     links = {}
     for r in rows:
         if r[0] in ("@link", "@linklat"):
@@ -254,8 +195,10 @@ def main():
               "included, no bound for perftest) us: link r "
               f"{cell(links.get(('@linklat', 'r'), []))}, link s "
               f"{cell(links.get(('@linklat', 's'), []))}.")
-    print("sroce below rdma_rxe: " + (", ".join(losers) if losers else "none"))
 
+
+def cpu_table(cpu):
+    """Both VMs' kernel time per GB and per million messages."""
     print("\n### kernel CPU time per unit of work, two hosts\n")
     print("Kernel time of both VMs over each run (perftest's setup "
           "included; the time\nthat was neither idle nor user, see below), "
@@ -275,11 +218,6 @@ def main():
         ma, mb = med([c[1] for c in ca]), med([c[1] for c in cb])
         print(f"| {label} | {fmt(ga)} | {fmt(gb)} | {rfmt(ratio(gb, ga, True))} "
               f"| {fmt(ma)} | {fmt(mb)} | {rfmt(ratio(mb, ma, True))} |")
-    counters(out, kernel, rows)
-    guest_usage(guest)
-    host_usage(out, kernel, work)
-    chart(out, kernel, sweep)
-    return 0
 
 
 def kernel_ticks(v):
@@ -331,7 +269,7 @@ def guest_usage(guest):
 
 
 def read_samples(path):
-    """host.tsv (bench-host-sample.py): (ncpu, hz, [sample rows])."""
+    """host.tsv (host-sample.py): (ncpu, hz, [sample rows])."""
     ncpu, hz, samples = 1, 100, []
     with open(path) as f:
         for line in f:
@@ -365,17 +303,11 @@ def drops(u):
     return f"{med(v):.2f} %" if v else "-"
 
 
-def host_usage(out, kernel, work):
-    """host.csv and a table: the host's CPU, and each QEMU's threads,
-    between each run's client start and end (marks.txt); work: each run's
-    (messages, bytes), by (round, figure, config)."""
-    spath, mpath = os.path.join(out, "host.tsv"), os.path.join(out, "marks.txt")
-    if not (os.path.exists(spath) and os.path.exists(mpath)):
-        return
-    ncpu, hz, samples = read_samples(spath)
-    times = [s[0] for s in samples]
-    spans = {}  # (round, fig, config) -> [start, end]: the last try's
-    with open(mpath) as f:
+def read_marks(path):
+    """marks.txt: {(round, figure, config): [start, end]}, each run's
+    client's, the last try's (end None if it never ended)."""
+    spans = {}
+    with open(path) as f:
         for line in f:
             w = line.split()
             if len(w) != 5 or w[1] not in ("start", "end"):
@@ -388,7 +320,28 @@ def host_usage(out, kernel, work):
                 spans[key] = [t, None]
             elif key in spans:
                 spans[key][1] = t
-    use = {}    # (fig, config) -> [(busy %, s/GB, s/M, vcpu, main, other)]
+    return spans
+
+
+def host_usage(out, kernel, work):
+    """host.csv and a table: the host's CPU, and each QEMU's threads,
+    between each run's client start and end (marks.txt); work: each run's
+    (messages, bytes), by (round, figure, config)."""
+    spath, mpath = os.path.join(out, "host.tsv"), os.path.join(out, "marks.txt")
+    if not (os.path.exists(spath) and os.path.exists(mpath)):
+        return
+    ncpu, hz, samples = read_samples(spath)
+    use = write_host(out, kernel, work, read_marks(mpath), ncpu, hz, samples)
+    if use:
+        host_table(ncpu, use)
+
+
+def write_host(out, kernel, work, spans, ncpu, hz, samples):
+    """host.csv, a line a run of spans (read_marks) that the samples
+    cover; {(figure, config): [(busy %, s/GB, s/M, vcpu %, main %,
+    other %, drops %)]}."""
+    times = [s[0] for s in samples]
+    use = {}
     with open(os.path.join(out, "host.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["kernel", "round", "figure", "config", "seconds",
@@ -418,8 +371,11 @@ def host_usage(out, kernel, work):
                  100 * (vm[0] + vm[3]) / qemu, 100 * (vm[1] + vm[4]) / qemu,
                  100 * (vm[2] + vm[5]) / qemu,
                  100 * d[9] / (d[8] + d[9]) if d[8] + d[9] > 0 else math.nan))
-    if not use:
-        return
+    return use
+
+
+def host_table(ncpu, use):
+    """The host's CPU during the runs (write_host's use), medians."""
     print(f"\n### the host's CPU during each run ({ncpu} CPUs)\n")
     print("From each client's start to its end: how busy the host was (all "
           "its CPUs,\nanything running), and the two QEMU processes' CPU "
@@ -447,57 +403,15 @@ def host_usage(out, kernel, work):
                   f"| {drops(u)} |")
 
 
-BORING = re.compile(r"(tx|rx)_(packets|bytes)$|(sent|rcvd)_pkts$|rdma_(sends|recvs)$")
-
-
-def counters(out, kernel, rows):
-    """counters.csv, and a summary of those that say something went wrong."""
-    ctrs = {}
-    for r in rows:
-        if r[0] == "@ctr":
-            key = tuple(r[1:5])
-            ctrs[key] = ctrs.get(key, 0) + int(r[5])
-    with open(os.path.join(out, "counters.csv"), "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["kernel", "figure", "config", "vm:device", "counter", "delta"])
-        for key, v in sorted(ctrs.items()):
-            w.writerow([kernel, *key, v])
-    moved = {}
-    for (fig, config, dev, name), v in ctrs.items():
-        if not BORING.match(name):
-            moved.setdefault((config, dev, name), []).append((fig, v))
-    if moved:
-        print("\nhw_counters that moved, summed over rounds (VM:device; all of "
-              "them: counters.csv):")
-        for (config, dev, name), figs in sorted(moved.items()):
-            figs.sort(key=lambda f: -f[1])
-            print(f"  {config} {dev} {name} {sum(v for _, v in figs)}: " +
-                  ", ".join(f"{fig} {v}" for fig, v in figs))
-
-
-def human(n):
-    for unit in ("", "K", "M"):
-        if n < 1024:
-            return f"{n}{unit}"
-        n //= 1024
-    return f"{n}G"
-
-
 def chart(out, kernel, sweep):
     """MB/s against message size for both drivers, and sroce/rxe."""
     if not sweep:
         return
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
-    except ImportError:
+    plt = pyplot()
+    if not plt:
         print("\nbench: no chart: install python3-matplotlib", file=sys.stderr)
         return
-    sizes = sorted({s for c in sweep.values() for s in c})
-    fig, (ax, ax2) = plt.subplots(2, 1, figsize=(8, 7), sharex=True,
-                                  gridspec_kw={"height_ratios": [2, 1]})
+    fig, (ax, ax2) = chart_axes(plt)
     for i, (c, label) in enumerate((("rxe", "rdma_rxe"), ("sroce", "sroce"))):
         pts = sorted((s, v) for s, v in sweep.get(c, {}).items() if v)
         if pts:
@@ -509,26 +423,9 @@ def chart(out, kernel, sweep):
     if rpts:
         ax2.plot([p[0] for p in rpts], [p[1] for p in rpts], "-", marker="s",
                  color="C1", label="sroce / rdma_rxe")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_ylabel("ib_write_bw average (MB/s)")
-    ax.set_title(f"ib_write_bw across a QEMU link between two VMs of {kernel}\n"
-                 "under TCG: compare the lines, not the absolute values")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    ax2.axhline(1.0, color="grey", lw=1)
-    ax2.set_ylim(bottom=0)
-    ax2.set_ylabel("ratio to rdma_rxe")
-    ax2.set_xlabel("message size (bytes)")
-    ax2.grid(True, alpha=0.3)
-    ax2.legend()
-    ax2.xaxis.set_major_locator(FixedLocator(sizes))
-    ax2.xaxis.set_major_formatter(FixedFormatter([human(s) for s in sizes]))
-    ax2.xaxis.set_minor_locator(NullLocator())
-    fig.tight_layout()
-    png = os.path.join(out, "bw-vs-size.png")
-    fig.savefig(png, dpi=100)
-    print(f"\nchart: {png}")
+    chart_save(fig, ax, ax2, sweep,
+               f"ib_write_bw across a QEMU link between two VMs of {kernel}\n"
+               "under TCG: compare the lines, not the absolute values", out)
 
 
 if __name__ == "__main__":

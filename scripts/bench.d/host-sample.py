@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Sample the host's CPU and two QEMU processes' threads, for bench-wire.
+"""Host side: samples of the host's CPU and of two QEMU processes' threads.
 
-Usage: bench-host-sample.py OUT MATCH1 MATCH2
+Usage: host-sample.py OUT MATCH1 MATCH2
 
-MATCHn is a string in the command line of VM n's QEMU (bench-wire passes
+Run by scripts/bench-wire on the host while its two VMs run. MATCHn is a string in the command line of VM n's QEMU (bench-wire passes
 the "wireN-PORT," of its "-name wireN-PORT,debug-threads=on"). Every
 quarter of a second, appends to OUT one line:
 
