@@ -38,7 +38,11 @@
 #     READ completes with its bytes, counting one packet in the device's
 #     flight meanwhile (it used to count its whole response);
 #   - read-implied-nak: an ACK past a READ whose responses stopped makes
-#     it ask again for the rest (IBA 9.7.5.2.1), and it completes.
+#     it ask again for the rest (IBA 9.7.5.2.1), and it completes;
+#   - late-engine: a READ's 8 responses wait in the QP's queue while the
+#     send engine is held (debugfs req_hold) and the transport timer
+#     expires; released, the engine takes them as the progress they are:
+#     the READ completes, nothing is requested again, no timeout counts.
 # The kernel must not complain. 29 to 37 s on 6.1, 6.12 and 7.3
 # (2026-11-28, beside another VM).
 #
@@ -47,7 +51,9 @@
 # On b41a22f: 15 of 16 packets (8 of 16 over IPv6) with bytes written
 # after the completion, under an ICRC of the bytes before; a WRITE
 # completed with 209 of 512 packets sent; a READ counting 32 in the
-# flight.
+# flight. Before 2026-12-02 (be1730a) an engine that ran late handled
+# the timer first: late-engine's READ was requested again, its queued
+# responses dropped, a timeout counted.
 # timeout: 300
 set -e
 . "$(dirname "$0")/lib.sh"

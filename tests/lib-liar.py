@@ -24,6 +24,9 @@ mismatch. The cases (each on a fresh QP; their docstrings say more):
                   READ completes, and counts one packet in the flight
   read-implied-nak  an ACK past a READ whose responses stopped: the READ
                   asks again for the rest, and completes
+  late-engine     every READ response queued, and the transport timer
+                  expired, before the send engine runs (req_hold): the
+                  responses are progress, no resend, no timeout counted
 
 With --ipv6, zcopy-linger runs again (zcopy-linger-ipv6) between these
 IPv6 addresses: the ICRC covers another header.
@@ -436,6 +439,58 @@ def read_implied_nak(args, peer, t):
         dst.close()
 
 
+def late_engine(args, peer, t):
+    """
+    A READ of 8 responses, local ACK timeout 14 (67 ms). Once the peer has
+    the request, the device's send engines are held (debugfs req_hold):
+    the peer sends all 8 responses, which wait in the QP's queue, and the
+    transport timer expires (0.4 s). Released, the engine is run by one
+    more packet (the last response again, a duplicate). It must take the
+    queued responses first: they are the progress the timer waited for.
+    The READ completes with the right bytes, the peer sees no READ request
+    again, and the device counts no timeout. (Before 2026-12-02 the engine
+    handled the timer first: it went back, dropped every queued response
+    and asked for them again, a retry each time: on a host slow enough,
+    IBV_WC_RETRY_EXC_ERR.)
+    """
+    n = 8
+    data = R.pattern(n * MTU, 0x7e)
+    dst = MR(t.pd, n * MTU, e.IBV_ACCESS_LOCAL_WRITE)
+    hold = '/sys/kernel/debug/sroce/%s/req_hold' % args.dev
+    try:
+        if not post_read(t, peer, dst, n):
+            return ['the READ request never reached the peer']
+        c0 = R.counters(args.dev)
+        with open(hold, 'w') as f:
+            f.write('Y')
+        try:
+            respond(t, peer, PSN0, 0, n, data)
+            time.sleep(0.4)
+        finally:
+            with open(hold, 'w') as f:
+                f.write('N')
+        peer.drain()
+        respond(t, peer, PSN0, n - 1, 1, data)
+        wcs = R.send_wcs(t, R.WAIT)
+        again = [r for r in peer.receive(0.5) if r.psn == PSN0]
+        timeouts = sent(args, c0, 'timeouts')
+        print('  late-engine: %s; %d READ requests again, %d timeouts' %
+              (wcs, len(again), timeouts))
+        problems = []
+        if wcs != [(1, 'success')] or t.state() != 'RTS':
+            problems.append('completions %s, state %s' % (wcs, t.state()))
+        elif dst.read(n * MTU, 0) != data:
+            problems.append('the READ\'s bytes differ')
+        if again:
+            problems.append('the READ was requested again %d times' %
+                            len(again))
+        if timeouts:
+            problems.append('%d transport timeouts counted' % timeouts)
+        return problems
+    finally:
+        dst.close()
+
+
 CASES = (
     ('zcopy-linger', zcopy_linger, {'timeout': 18}),
     ('ack-ahead', ack_ahead, {}),
@@ -443,6 +498,7 @@ CASES = (
     ('silence', silence, {'timeout': 10, 'retry_cnt': 2}),
     ('trickle-read', trickle_read, {}),
     ('read-implied-nak', read_implied_nak, {}),
+    ('late-engine', late_engine, {}),
 )
 IPV6_CASES = ('zcopy-linger',)      # run again over IPv6 with --ipv6
 

@@ -19,6 +19,10 @@
  *   while it is Y, so that a test can fill a QP's request queue up to its
  *   bound (the backlog parameter) whatever the speed of the host; after N
  *   a responder runs again with its QP's next packet;
+ * - req_hold (Y/N): the send engines of the device's QPs do not run while
+ *   it is Y, so responses wait in their queues and timers expire meanwhile,
+ *   as behind an engine that runs late on a loaded host; after N an engine
+ *   runs again at its QP's next event (a packet, a doorbell, a timer);
  * - ack_hold (Y/N): the responders keep the ACK they owe at the end of a
  *   run in their tasklet too, as they do at the end of an inline run
  *   until the tasklet comes, so that a test can end a QP (destroy,
@@ -312,10 +316,22 @@ void sroce_fault_publish(struct sroce_dev *sdev)
 		debugfs_create_u32(fault_names[i], 0600, f->dir, &f->rate[i]);
 	debugfs_create_file("hits", 0400, f->dir, f, &hits_fops);
 	debugfs_create_bool("resp_hold", 0600, f->dir, &f->resp_hold);
+	debugfs_create_bool("req_hold", 0600, f->dir, &f->req_hold);
 	debugfs_create_bool("ack_hold", 0600, f->dir, &f->ack_hold);
 	debugfs_create_atomic_t("tx_drop_next", 0600, f->dir, &f->tx_drop_next);
 	/* Not a fault: what the device's RC requesters have in flight. */
 	debugfs_create_atomic_t("flight", 0400, f->dir, &sdev->req_flight);
+}
+
+/**
+ * sroce_fault_req_held() - may the device's send engines run?
+ * @sdev: the device
+ *
+ * Return: true while a test holds them (req_hold).
+ */
+bool sroce_fault_req_held(struct sroce_dev *sdev)
+{
+	return READ_ONCE(sdev->fault.req_hold);
 }
 
 /**

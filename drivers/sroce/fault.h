@@ -48,6 +48,9 @@ enum sroce_fault_kind {
  * @resp_hold: the responders of the device's QPs take no request: they
  *	       wait in the QPs' queues, bounded by the backlog parameter;
  *	       set through debugfs, read locklessly
+ * @req_hold: the send engines of the device's QPs do not run (in RTS and
+ *	      SQD): responses wait in their queues, timers expire; set
+ *	      through debugfs, read locklessly
  * @ack_hold: the responders of the device's QPs keep the ACK they owe at
  *	      the end of a run in their tasklet, as an inline run does,
  *	      until a later response or the QP's stop sends it; set
@@ -65,6 +68,7 @@ struct sroce_fault {
 	struct timer_list timer;
 	bool dead;
 	bool resp_hold;
+	bool req_hold;
 	bool ack_hold;
 	atomic_t tx_drop_next;
 	struct dentry *dir;
@@ -84,6 +88,7 @@ void sroce_fault_init(struct sroce_dev *sdev);
 void sroce_fault_publish(struct sroce_dev *sdev);
 void sroce_fault_fini(struct sroce_dev *sdev);
 bool sroce_fault_alloc(struct sroce_dev *sdev);
+bool sroce_fault_req_held(struct sroce_dev *sdev);
 bool sroce_fault_resp_held(struct sroce_dev *sdev);
 bool sroce_fault_ack_held(struct sroce_dev *sdev);
 enum sroce_fault_verdict sroce_fault_tx(struct sroce_dev *sdev,

@@ -18,6 +18,7 @@
 #include "comp.h"
 #include "compat.h"
 #include "device.h"
+#include "fault.h"
 #include "flight.h"
 #include "mem.h"
 #include "mr.h"
@@ -278,6 +279,8 @@ static bool req_engine(struct sroce_task *task)
 		/* The CQ full: the flag says "ring" all the same, no rerun. */
 		return update_wakeup(qp) && more;
 	}
+	if (sroce_fault_req_held(to_sdev(qp->ibqp.device)))
+		return false;
 	more = sroce_comp_run(qp, SROCE_REQ_BUDGET);
 	if (READ_ONCE(qp->state) != IB_QPS_ERR &&
 	    READ_ONCE(qp->state) != IB_QPS_SQE)
