@@ -170,7 +170,7 @@ for pct in 10 3 1; do
 	na sroce-traffic --server -d sroce_a -g "$gid_a" --timeout 60 \
 		>"$tmp/server" 2>&1 &
 	server=$!
-	wait_server 10 "$server" _traffic_listening || true
+	wait_server 10 "$server" ns_listening a 18515 || true
 	failing -n b sroce-traffic --client 192.0.2.1 -d sroce_b \
 		-g "$gid_b" --timeout 60 --transport rc --qps 2 --ops 500
 	kill "$server" 2>/dev/null || true

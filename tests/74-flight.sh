@@ -201,7 +201,7 @@ gid_a=$(gid_index sroce_a 192.0.2.1)
 gid_b=$(gid_index sroce_b 192.0.2.2)
 na sroce-traffic --server -d sroce_a -g "$gid_a" --timeout "$(scaled 60)" >"$tmp/s4" 2>&1 &
 spid=$!
-wait_server 10 "$spid" _traffic_listening || fail "the server exited before it listened"
+wait_server 10 "$spid" ns_listening a 18515 || fail "the server exited before it listened"
 nb sroce-traffic --client 192.0.2.1 -d sroce_b -g "$gid_b" --qps "$qps" --ops 1000000 \
 	--max-size 32768 --sq-depth 32 --mix send,write,read --timeout "$(scaled 60)" \
 	>"$tmp/c4" 2>&1 &
