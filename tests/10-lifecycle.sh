@@ -33,7 +33,6 @@
 # A leaked struct sroce_dev: the sum moved by -4 to +8 KiB in clean runs,
 # and by 76 KiB when one more kmalloc-4k object (the size of a leaked
 # sroce_dev) was held each round.
-# runs-on: oldest
 # timeout: 400
 set -e
 . "$(dirname "$0")/lib.sh"

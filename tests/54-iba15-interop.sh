@@ -64,7 +64,6 @@
 # 40) and IB_UVERBS_DEVICE_FLUSH_GLOBAL (bit 38): rxe has them since Linux
 # 6.2 (6.12 here), not on 6.1. On such a kernel sroce_r must have both too,
 # or the test fails.
-# runs-on: oldest
 # timeout: 300
 # skip-ok: ^rdma_rxe on [^ ]+ lacks
 set -e

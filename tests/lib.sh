@@ -158,6 +158,8 @@ wait_for() {
 	local secs=${1:?usage: wait_for SECONDS CMD...} frac='' limit start
 
 	shift
+	# A helper that does not exist would only look like a slow server.
+	type -t "$1" >/dev/null || fail "wait_for: no command or function '$1'"
 	[[ $secs == *.* ]] && frac=${secs#*.}
 	frac=${frac}000000
 	limit=$(((10#${secs%.*} * 1000000 + 10#${frac:0:6}) * ${SROCE_TIMEOUT_SCALE:-1}))
