@@ -488,7 +488,9 @@ topo_tmp_down() {
 
 # _klog_since NAME: print the kernel complaints (tests/kernel-complaints)
 # logged since the last call with the same NAME, or since boot, and move
-# NAME's cursor to now. The log is read from /dev/kmsg, whose sequence
+# NAME's cursor to now. A WARNING comes with the message before it, which
+# is where most WARNs say what went wrong (a workqueue's flush dependency
+# names both queues there). The log is read from /dev/kmsg, whose sequence
 # numbers, unlike line counts, survive the ring buffer wrapping. Each
 # read() of /dev/kmsg returns one record; the non-blocking read that
 # finds no more ends dd.
@@ -515,11 +517,15 @@ _klog_since() {
 				next
 			seen = h[2]
 			msg = substr($0, i + 1)
+			before = prev
+			prev = msg
 			for (k = 1; k <= m; k++)
 				if (msg ~ ok[k])
 					next
 			for (k = 1; k <= n; k++)
 				if (msg ~ pat[k]) {
+					if (msg ~ /^WARNING:/ && before != "")
+						print "(before it) " before
 					print msg
 					break
 				}
