@@ -12,7 +12,7 @@
 # by the transport timer alone. tx_drop_next (fault injection) drops
 # exactly the next N packets sroce_a sends.
 #
-#   1. Off: the ten sroce events are in tracefs and none is enabled; a
+#   1. Off: the eleven sroce events are in tracefs and none is enabled; a
 #      run that times out leaves no sroce line in the trace buffer.
 #   2. A forced timeout: sroce_a loses its whole first message. With the
 #      events on, the client QP's story holds, in this order: RESET ->
@@ -40,7 +40,8 @@ dbg=/sys/kernel/debug/sroce
 tr=/sys/kernel/tracing
 probe=/sys/module/sroce/parameters/tail_probe
 events=(sroce_qp_state sroce_nak_sent sroce_nak_rcvd sroce_retry sroce_give_up
-	sroce_timeout sroce_tail_probe sroce_rnr_wait sroce_resp_error sroce_flight_hold)
+	sroce_timeout sroce_tail_probe sroce_rnr_wait sroce_resp_error sroce_flight_hold
+	sroce_queue_resize)
 tmp=$(mktemp -d)
 spid=
 

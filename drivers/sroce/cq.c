@@ -18,6 +18,7 @@
 #include "cq.h"
 #include "device.h"
 #include "params.h"
+#include "trace.h"
 #include "ucontext.h"
 
 #define KERNEL_CQE_SIZE		ALIGN(sizeof(struct ib_wc), 64)
@@ -157,6 +158,9 @@ int sroce_cq_resize(struct ib_cq *ibcq, SROCE_RESIZE_CQ_SIZE cqe,
 	if (!err)
 		ibcq->cqe = min_t(u32, cq->queue.num_entries, SROCE_MAX_CQE);
 	spin_unlock_irq(&cq->lock);
+	if (!err)
+		trace_sroce_queue_resize(ibcq->device, false, ibcq->res.id,
+					 cq->queue.num_entries, &move);
 	/* The old ring, or the new one if it was not taken. */
 out:
 	sroce_queue_cleanup(&q);

@@ -259,21 +259,24 @@ static void load_published(const struct sroce_queue *q, u32 *prod, u32 *cons)
  * Copy the entries of @from from @m->end up to @prod into @to, skipping
  * those consumed (before @cons): entry i goes to @to's index i - @m->start.
  * The caller checked that @prod - @cons fits @from; a @prod behind what
- * was copied (userspace went back) copies nothing.
+ * was copied (userspace went back) copies nothing. Returns how many
+ * entries it copied.
  */
-static void copy_pending(struct sroce_queue *from, struct sroce_queue *to,
-			 struct sroce_queue_move *m, u32 prod, u32 cons)
+static u32 copy_pending(struct sroce_queue *from, struct sroce_queue *to,
+			struct sroce_queue_move *m, u32 prod, u32 cons)
 {
-	u32 i;
+	u32 i, n;
 
 	if ((s32)(cons - m->end) > 0)
 		m->end = cons;
 	if ((s32)(prod - m->end) <= 0)
-		return;
+		return 0;
+	n = prod - m->end;
 	for (i = m->end; i != prod; i++)
 		memcpy(sroce_queue_slot(to, i - m->start), sroce_queue_slot(from, i),
 		       to->entry_size);
 	m->end = prod;
+	return n;
 }
 
 /**
@@ -308,13 +311,15 @@ int sroce_queue_move_begin(struct sroce_queue *from, struct sroce_queue *to,
 	load_published(from, &prod, &cons);
 	m->start = cons;
 	m->end = cons;
+	m->unlocked = 0;
+	m->locked = 0;
 	for (round = 0; round < SROCE_QUEUE_MOVE_ROUNDS; round++) {
 		if (prod - cons > from->num_entries ||
 		    (s32)(cons - m->start) < 0)
 			return -EINVAL;
 		if (prod == m->end)
 			break;
-		copy_pending(from, to, m, prod, cons);
+		m->unlocked += copy_pending(from, to, m, prod, cons);
 		cond_resched();
 		load_published(from, &prod, &cons);
 	}
@@ -345,7 +350,7 @@ int sroce_queue_replace(struct sroce_queue *q, struct sroce_queue *repl,
 	if (prod - cons > q->num_entries || prod - cons > repl->num_entries ||
 	    (s32)(cons - m->start) < 0)
 		return -EINVAL;
-	copy_pending(q, repl, m, prod, cons);
+	m->locked = copy_pending(q, repl, m, prod, cons);
 	repl->prod = prod - m->start;
 	repl->cons = cons - m->start;
 	/* The entries are in place before the indices that cover them. */

@@ -52,10 +52,14 @@ struct sroce_queue {
  * @start: the old ring's consumer index when the move began: that entry
  *	   goes to the new ring's index 0
  * @end: one past the last entry copied
+ * @unlocked: entries sroce_queue_move_begin() copied, without the lock
+ * @locked: entries sroce_queue_replace() copied, under it
  */
 struct sroce_queue_move {
 	u32 start;
 	u32 end;
+	u32 unlocked;
+	u32 locked;
 };
 
 int sroce_queue_init(struct sroce_queue *q, u32 min_entries, u32 entry_size,

@@ -20,6 +20,7 @@
 #include "params.h"
 #include "resp.h"
 #include "srq.h"
+#include "trace.h"
 #include "ucontext.h"
 #include "wqe.h"
 
@@ -186,6 +187,9 @@ static int srq_resize(struct sroce_srq *srq, u32 max_wr, const u32 *limit,
 			srq->limit = *limit;
 	}
 	spin_unlock_irq(&srq->lock);
+	if (!err)
+		trace_sroce_queue_resize(srq->ibsrq.device, true, srq->ibsrq.res.id,
+					 srq->rq.num_entries, &move);
 	/* The old ring, or the new one if it was not taken. */
 out:
 	sroce_queue_cleanup(&q);

@@ -148,6 +148,34 @@ SROCE_TRACE_QP_PSN(sroce_flight_hold,
 		   __entry->dev, __entry->qpn, __entry->psn, __entry->a,
 		   __entry->b);
 
+/*
+ * A CQ or SRQ resized (IBA 11.2.3.3, 11.2.7.3): the entries it moved
+ * without the object's lock, and under it with interrupts off
+ * (queue.c); the second is what the resize stopped a CPU for.
+ */
+TRACE_EVENT(sroce_queue_resize,
+	    TP_PROTO(const struct ib_device *ibdev, bool srq, u32 id,
+		     u32 entries, const struct sroce_queue_move *m),
+	    TP_ARGS(ibdev, srq, id, entries, m),
+	    TP_STRUCT__entry(__array(char, dev, IB_DEVICE_NAME_MAX)
+			     __field(bool, srq)
+			     __field(u32, id)
+			     __field(u32, entries)
+			     __field(u32, unlocked)
+			     __field(u32, locked)),
+	    TP_fast_assign(strscpy(__entry->dev, dev_name(&ibdev->dev),
+				   IB_DEVICE_NAME_MAX);
+			   __entry->srq = srq;
+			   __entry->id = id;
+			   __entry->entries = entries;
+			   __entry->unlocked = m->unlocked;
+			   __entry->locked = m->locked;),
+	    TP_printk("%s %s %u: %u entries, %u moved (%u unlocked, %u locked)",
+		      __entry->dev, __entry->srq ? "srq" : "cq", __entry->id,
+		      __entry->entries, __entry->unlocked + __entry->locked,
+		      __entry->unlocked, __entry->locked)
+);
+
 #endif /* SROCE_TRACE_H */
 
 /* Out of tree: the header is found beside the sources (Kbuild). */
