@@ -109,6 +109,15 @@ server_ready() {
 	return 1
 }
 
+# stop_server PID: end the background job PID that runs a server under
+# timeout(1). timeout puts itself in a process group of its own, so a
+# signal to PID or to PID's group misses it: it is signalled as PID's
+# child, and passes the signal on to the server.
+stop_server() {
+	pkill -TERM -P "$1" 2>/dev/null || true
+	kill "$1" 2>/dev/null || true
+}
+
 # perftest_local CONFIG TOOL ARGS...: run TOOL as server and as client in
 # configuration CONFIG, both in this VM; their output goes to
 # $work/server.log and $work/client.log, how they ended to $outcome. The
@@ -127,7 +136,7 @@ perftest_local() {
 		>"$work/server.log" 2>&1 &
 	spid=$!
 	if ! server_ready "$spid" "$sns"; then
-		kill "$spid" 2>/dev/null || true
+		stop_server "$spid"
 		wait "$spid" 2>/dev/null || sstatus=$?
 		outcome="the server never listened (exit $sstatus)"
 		return 1
@@ -136,7 +145,7 @@ perftest_local() {
 		"$tool" -d "$cdev" -x "${gid_of[$cdev]}" -p "$perftest_port" -F "$@" "$saddr" \
 		>"$work/client.log" 2>&1 || status=$?
 	if ((status)); then
-		kill "$spid" 2>/dev/null || true
+		stop_server "$spid"
 	fi
 	wait "$spid" 2>/dev/null || sstatus=$?
 	outcome="client exit $status, server exit $sstatus, after $((SECONDS - start)) s"

@@ -55,6 +55,7 @@ op_stop() {
 
 	[[ -f $state/pid ]] || return 0
 	read -r pid <"$state/pid"
+	stop_server "$pid"
 	kill -- -"$pid" 2>/dev/null || true
 	rm -f "$state/pid"
 }
