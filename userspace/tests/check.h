@@ -3,7 +3,7 @@
  * check.h - what the client tests (ucp-test, mpi-test, iba15-test) share:
  * "ok:" and "FAIL:" lines counted in @passed and @failed, and the byte
  * pattern of their messages, different for every message. Each test is
- * one .c file, which includes this once; fake-kernel.c, whose check() is
+ * one .c file, which includes this once; verbs-test.c, whose check() is
  * shared by several files, defines CHECK_EXTERN and wraps vcheck().
  */
 #ifndef SROCE_TESTS_CHECK_H

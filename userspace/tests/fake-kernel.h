@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * The fake sroce.ko of fake-kernel.c, as the tests in fake-kernel.c and
+ * The fake sroce.ko of fake-kernel.c, as the tests in verbs-test.c and
  * post-test.c see it: its rings (the kernel's own mapping of each), the
  * commands it counted, and the failures it can be told to inject.
  */
@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
 #include <rdma/sroce-abi.h>
 
 #define MAX_QUEUES	64
@@ -57,12 +58,28 @@ enum bad_caps {
 };
 
 extern enum bad_caps bad_qp_caps;
+extern bool bad_next_cq;		/* num_entries not a power of two */
+extern bool qp_without_rq;		/* rq.mmap_size 0 although no SRQ */
+extern int modify_srq_errno;		/* MODIFY_SRQ fails with this, once */
+extern int rereg_errno;			/* REREG_MR fails with this, once */
+extern uint32_t rereg_keys;		/* REREG_MR answers with these keys */
 extern int doorbell_errno;		/* POST_* fails with this, once */
 extern bool wq_start_set;		/* new work rings start at wq_start */
 extern uint32_t wq_start;
 
+/* What the fake counted and recorded. */
+extern unsigned int destroyed_cqs, destroyed_qps;
+extern unsigned int modify_srq_count;
+extern uint32_t srq_limit[MAX_QUEUES];	/* per SRQ handle, as last set */
+extern uint32_t nr_xrcds;		/* XRCDs open */
+extern struct ib_uverbs_create_xsrq xsrq_last;
+extern struct ib_uverbs_rereg_mr last_rereg;
+
+/* Find the C library's calls that write(), mmap() and munmap() wrap. */
+void fake_kernel_init(void);
 struct sroce_queue_hdr *qhdr(struct fake_queue *q);
 void *qslot(struct fake_queue *q, uint32_t i);
+struct sroce_cqe *qcqe(struct fake_queue *q, uint32_t i);
 /* The provider's mapping of queue @h, or NULL. */
 void *queue_alias(int h);
 /* Queue an event on the completion channel of the CQ with handle @h. */

@@ -100,7 +100,7 @@ cc -O2 -g -Wall -Wextra -Wno-unused-parameter -Werror -pthread \
 	-I "$top/include/uapi" -rdynamic \
 	"$top/userspace/tests/fake-kernel.c" "$top/userspace/tests/post-test.c" \
 	"$top/userspace/tests/post-stress.c" "$top/userspace/tests/trace.c" \
-	"$top/userspace/tests/wr-test.c" \
+	"$top/userspace/tests/wr-test.c" "$top/userspace/tests/verbs-test.c" \
 	-o "$tmp/fake-kernel" -libverbs -ldl
 if [[ ${1:-} == --bench ]]; then
 	with_fake_devices "$verbs" "$tmp/fake-kernel" --bench
