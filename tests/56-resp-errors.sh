@@ -12,20 +12,22 @@
 #   | QPs made by pyverbs   |          | and listens on UDP port 4791  |
 #   +-----------------------+          +-------------------------------+
 #
-# lib.sh's topology without sroce_b: tests/lib-resperr.py makes, for each
-# row, fresh verbs objects on sroce_a whose path points at the fake peer,
-# has the peer send the row's packets, and checks the answer (NAK code,
-# RNR NAK, ACK or none), the receive completions, the QP's state, whether
-# a receive WQE was used up (a follow-up SEND tells), the drop counters,
-# and that memory outside what a request may touch is unchanged (a canary
-# page after the MR, and the MR itself when the request must fail). Among
-# the rows: atomics and ATOMIC WRITE through zero-based type 1 and type 2
-# windows that an aligned packet address maps to a misaligned one (they
-# must be refused: the old code wrote across a page boundary), atomics
-# through an MR registered at another iova, atomics and ATOMIC WRITE
-# into the canary page, a WRITE FIRST whose RETH says 0 bytes, packets
-# from a spoofed source or of another transport, UD datagrams longer than
-# their receive buffer, READ, atomics and RNR on an XRC target.
+# lib.sh's topology without sroce_b: tests/lib-resperr.py (its table; the
+# QP under test in lib-target.py, the other cases in lib-resperr-cases.py)
+# makes, for each row, fresh verbs objects on sroce_a whose path points at
+# the fake peer, has the peer send the row's packets, and checks the
+# answer (NAK code, RNR NAK, ACK or none), the receive completions, the
+# QP's state, whether a receive WQE was used up (a follow-up SEND tells),
+# the drop counters, and that memory outside what a request may touch is
+# unchanged (a canary page after the MR, and the MR itself when the
+# request must fail). Among the rows: atomics and ATOMIC WRITE through
+# zero-based type 1 and type 2 windows that an aligned packet address maps
+# to a misaligned one (they must be refused: the old code wrote across a
+# page boundary), atomics through an MR registered at another iova,
+# atomics and ATOMIC WRITE into the canary page, a WRITE FIRST whose RETH
+# says 0 bytes, packets from a spoofed source or of another transport, UD
+# datagrams longer than their receive buffer, READ, atomics and RNR on an
+# XRC target.
 #
 # Every row (73 of them) runs over IPv4; a selection again over IPv6.
 # Then, with sroce_a's responders held (the resp_hold knob in debugfs),

@@ -31,11 +31,11 @@ mismatch. The cases (each on a fresh QP; their docstrings say more):
 With --ipv6, zcopy-linger runs again (zcopy-linger-ipv6) between these
 IPv6 addresses: the ICRC covers another header.
 
-The verbs objects and packet helpers are lib-resperr.py's (Target, Row).
+The verbs objects and packet helpers are lib-target.py's (Target, Row).
 """
 import argparse
 import ctypes
-import importlib.util
+import importlib
 import os
 import select
 import socket
@@ -49,16 +49,8 @@ from pyverbs.mr import MR
 from pyverbs.wr import SendWR, SGE
 
 
-def _load(name):
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
-    spec = importlib.util.spec_from_file_location(name[:-3].replace('-', '_'),
-                                                  path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-R = _load('lib-resperr.py')
+# tests/ is on sys.path (this script's folder): its lib-*.py by name.
+R = importlib.import_module('lib-target')
 P = R.P
 MTU = R.MTU
 PSN0 = R.SQ_PSN                     # the first PSN a target QP sends
