@@ -53,7 +53,7 @@
 # ctrl_loss_tmo=20,reconnect_delay=2 for that, so that a lost connection
 # fails the I/O waiting on it in seconds rather than after the default
 # 600 s.
-# runs-on: oldest
+# runs-on: oldest debian13-6.12
 # timeout: 300
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"

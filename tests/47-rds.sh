@@ -31,7 +31,7 @@
 #      sroce succeeds.
 #
 # The kernel must not complain.
-# runs-on: oldest
+# runs-on: oldest debian13-6.12
 # timeout: 240
 # skip-ok: ^lockdep kernel: RDS
 set -euo pipefail

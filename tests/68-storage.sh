@@ -70,7 +70,7 @@
 # and an error that only cost the ULP a reconnect, which the data checks
 # cannot see: sroce once failed ib_iser's LOCAL_INV of an MR whose key the
 # consumer had already moved on.
-# runs-on: oldest
+# runs-on: oldest debian13-6.12
 # timeout: 600
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
