@@ -8,7 +8,7 @@
 # kernel once ran on one), the standard topology comes up (lib.sh,
 # topo_up rxe), libibverbs sees both devices with active ports and the
 # RoCE v2 GIDs of their addresses, and it all goes away again without a
-# kernel complaint.
+# kernel complaint. KFENCE must be sampling where the kernel has it.
 #
 # rxe in 6.1 and 6.12 opens its UDP socket in the initial network
 # namespace only, so rxe_a and rxe_b cannot talk to each other: no
@@ -52,6 +52,22 @@ if [[ -n $smp ]]; then
 	(($(nproc) == ${smp#*=})) ||
 		fail "the guest runs on $(nproc) CPUs, QEMU gave it ${smp#*=}"
 	log "$(nproc) CPUs, as QEMU gave"
+fi
+
+# The memory checkers the kernel has are on: KFENCE (vm-run turns it on;
+# Debian builds it in, off) and kmemleak (tests/run scans with it).
+kfence=/sys/module/kfence/parameters/sample_interval
+if [[ -r $kfence ]]; then
+	(($(cat "$kfence") > 0)) || fail "KFENCE is built in but off (sample_interval $(cat "$kfence"))"
+	log "KFENCE samples an allocation every $(cat "$kfence") ms"
+else
+	log "no KFENCE in this kernel"
+fi
+debugfs_mount
+if [[ -e /sys/kernel/debug/kmemleak ]]; then
+	log "kmemleak: on"
+else
+	log "no kmemleak in this kernel"
 fi
 
 trap topo_down EXIT
