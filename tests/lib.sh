@@ -488,9 +488,7 @@ topo_tmp_down() {
 
 # _klog_since NAME: print the kernel complaints (tests/kernel-complaints)
 # logged since the last call with the same NAME, or since boot, and move
-# NAME's cursor to now. A WARNING comes with the message before it, which
-# is where most WARNs say what went wrong (a workqueue's flush dependency
-# names both queues there). The log is read from /dev/kmsg, whose sequence
+# NAME's cursor to now. The log is read from /dev/kmsg, whose sequence
 # numbers, unlike line counts, survive the ring buffer wrapping. Each
 # read() of /dev/kmsg returns one record; the non-blocking read that
 # finds no more ends dd.
@@ -499,7 +497,18 @@ _klog_since() {
 
 	[[ -d $SROCE_STATE ]] || mkdir -p "$SROCE_STATE"
 	{ dd if=/dev/kmsg iflag=nonblock bs=64k status=none 2>/dev/null || true; } |
-		awk -v cursor="$cursor" -v patterns="$SROCE_TOP/tests/kernel-complaints" '
+		_klog_filter "$cursor"
+}
+
+# _klog_filter CURSOR: of the /dev/kmsg records on standard input, print
+# the complaints after the sequence number in file CURSOR (all if there is
+# none), and write the last record's number to CURSOR. A WARNING comes
+# with the message before it, which is where most WARNs say what went
+# wrong (a workqueue's flush dependency names both queues there), unless
+# that message was a complaint, already printed (scripts/check-selftest
+# feeds it records).
+_klog_filter() {
+	awk -v cursor="$1" -v patterns="$SROCE_TOP/tests/kernel-complaints" '
 		BEGIN {
 			last = -1
 			if ((getline line <cursor) > 0)
@@ -518,15 +527,18 @@ _klog_since() {
 			seen = h[2]
 			msg = substr($0, i + 1)
 			before = prev
+			before_shown = prev_shown
 			prev = msg
+			prev_shown = 0
 			for (k = 1; k <= m; k++)
 				if (msg ~ ok[k])
 					next
 			for (k = 1; k <= n; k++)
 				if (msg ~ pat[k]) {
-					if (msg ~ /^WARNING:/ && before != "")
+					if (msg ~ /^WARNING:/ && before != "" && !before_shown)
 						print "(before it) " before
 					print msg
+					prev_shown = 1
 					break
 				}
 		}
