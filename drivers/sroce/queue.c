@@ -285,17 +285,17 @@ static u32 copy_pending(struct sroce_queue *from, struct sroce_queue *to,
  * @to: an empty ring with entries of the same size
  * @m: the move's state, for sroce_queue_replace()
  *
- * A resize (IBA 11.2.1.?, 11.2.3.3) moves the entries posted and not yet
- * consumed into a new ring, and a ring may hold 16 MiB: copied under the
- * object's lock, with interrupts off, that would stop a CPU for as long.
- * So the bulk is copied here, without the lock, in a few rounds that
- * catch up with what was posted meanwhile; sroce_queue_replace() copies
- * the rest under the lock. It may: an entry posted and not consumed stays
- * as it is until consumed (the consumer only moves past entries, and the
- * producer writes only free slots), so a copy of it stays right; one
- * consumed meanwhile, even torn by the producer reusing its slot, is not
- * taken over. The contents of a user ring are the process's to write at
- * any time, as ever: nothing in them is trusted.
+ * A resize (IBA chapter 11's Resize CQ and Modify SRQ verbs) moves the
+ * entries posted and not yet consumed into a new ring, and a ring may hold
+ * 16 MiB: copied under the object's lock, with interrupts off, that would
+ * stop a CPU for as long. So the bulk is copied here, without the lock, in
+ * a few rounds that catch up with what was posted meanwhile;
+ * sroce_queue_replace() copies the rest under the lock. It may: an entry
+ * posted and not consumed stays as it is until consumed (the consumer only
+ * moves past entries, and the producer writes only free slots), so a copy
+ * of it stays right; one consumed meanwhile, even torn by the producer
+ * reusing its slot, is not taken over. The contents of a user ring are the
+ * process's to write at any time, as ever: nothing in them is trusted.
  *
  * Return: 0, or -EINVAL when the entry sizes differ or an index userspace
  * wrote cannot be right.

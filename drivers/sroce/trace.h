@@ -149,9 +149,10 @@ SROCE_TRACE_QP_PSN(sroce_flight_hold,
 		   __entry->b);
 
 /*
- * A CQ or SRQ resized (IBA 11.2.3.3, 11.2.7.3): the entries it moved
- * without the object's lock, and under it with interrupts off
- * (queue.c); the second is what the resize stopped a CPU for.
+ * A CQ or SRQ resized (the Resize CQ and Modify SRQ verbs of IBA chapter
+ * 11): the entries it moved without the object's lock, and under it with
+ * interrupts off (queue.c); the second is what the resize stopped a CPU
+ * for.
  */
 TRACE_EVENT(sroce_queue_resize,
 	    TP_PROTO(const struct ib_device *ibdev, bool srq, u32 id,
