@@ -110,12 +110,31 @@ server_ready() {
 }
 
 # stop_server PID: end the background job PID that runs a server under
-# timeout(1). timeout puts itself in a process group of its own, so a
-# signal to PID or to PID's group misses it: it is signalled as PID's
-# child, and passes the signal on to the server.
+# timeout(1), and wait (10 s at most, then SIGKILL) until it is gone, so
+# that the next server finds its port free. timeout puts itself in a
+# process group of its own, so a signal to PID or to PID's group misses
+# it: it is signalled as PID's child, passes the signal on to the server
+# and exits when the server has.
 stop_server() {
-	pkill -TERM -P "$1" 2>/dev/null || true
+	local kids kid i alive
+
+	kids=$(pgrep -P "$1" | paste -sd' ') || kids=
+	for kid in $kids; do
+		kill -TERM "$kid" 2>/dev/null || true
+	done
 	kill "$1" 2>/dev/null || true
+	for ((i = 0; i < 100; i++)); do
+		alive=0
+		for kid in $kids; do
+			kill -0 "$kid" 2>/dev/null && alive=1
+		done
+		((alive)) || return 0
+		sleep 0.1
+	done
+	for kid in $kids; do
+		pkill -KILL -P "$kid" 2>/dev/null || true
+		kill -KILL "$kid" 2>/dev/null || true
+	done
 }
 
 # perftest_local CONFIG TOOL ARGS...: run TOOL as server and as client in
