@@ -12,8 +12,8 @@
 #   +-----------------------+          +-------------------------------+
 #
 # lib.sh's topology without sroce_b. tests/lib-liar.py (its QP from
-# lib-target.py) connects a fresh RC QP of sroce_a to the fake peer for each case (its docstrings say
-# exactly what each checks):
+# lib-target.py) connects a fresh RC QP of sroce_a to the fake peer for
+# each case (its docstrings say exactly what each checks):
 #   - zcopy-linger: NAK (as soon as the WRITE's 8 packets are counted
 #     sent, before any crossed the veth, which would copy it and make the
 #     QP copy from then on), then an ACK of the whole 8 KiB WRITE while the

@@ -229,7 +229,7 @@ def stale_one(args, peer, t, syndrome, stale):
 def psn_window(args, peer, mem):
     """
     A requester keeps its outstanding PSNs within 2^23 - 1 (IBA 9.7.1):
-    a READ of 2 GiB at a 256-byte path T.MTU would take 2^23 of them, and
+    a READ of 2 GiB at a 256-byte path MTU would take 2^23 of them, and
     its responses' PSNs could not be told from old ones. It must
     complete with IBV_WC_LOC_LEN_ERR at once, and its request must never
     reach the peer (the old requester sent it).
@@ -281,7 +281,7 @@ def stale_nak(args, peer, mem):
 
 def run_case(label, args, peer, mem, name, fn, **row):
     """
-    One case on an RC target made afresh (T.Row keywords in row): fn(t)
+    One case on an RC target made afresh (Row keywords in row): fn(t)
     returns its problems. Prints label and ok or MISMATCH; returns 1 if
     the case went otherwise (or could not run), else 0.
     """

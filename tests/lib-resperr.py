@@ -28,11 +28,13 @@ port 4791 there), sends the row's packets through IF to MAC and collects
 the answers. Prints one line per row and, last, "N rows, M mismatches";
 exits 1 if any row went otherwise.
 
---backlog floods a held responder (C.backlog() below); --stale-nak turns to
-the requester: a target QP's SENDs are answered by the peer with NAKs and
-RNR NAKs older than what it acknowledged, which must change nothing
-(C.stale_nak() below); --held-ack ends a QP (destroy, error, reset) while
-its responder holds an ACK, which must go out (C.held_ack() below).
+--backlog floods a held responder (backlog()); --stale-nak turns to the
+requester: a target QP's SENDs are answered by the peer with NAKs and RNR
+NAKs older than what it acknowledged, which must change nothing
+(stale_nak()); --held-ack ends a QP (destroy, error, reset) while its
+responder holds an ACK, which must go out (held_ack()). Those three are in
+lib-resperr-cases.py, with --read-abort and --psn-window; the QP under
+test is lib-target.py's Target.
 """
 import argparse
 import importlib

@@ -416,8 +416,6 @@ def read_req(t, va, rkey, length):
     return t.packet(P.READ_REQ, P.reth(va, rkey, length))
 
 
-
-
 SQ_PSN = 0x200              # the first PSN a target QP sends
 
 

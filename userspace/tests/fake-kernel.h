@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * The fake sroce.ko of fake-kernel.c, as the tests in verbs-test.c and
- * post-test.c see it: its rings (the kernel's own mapping of each), the
+ * The fake sroce.ko of fake-kernel.c, as the tests that drive the provider
+ * through it (verbs-test.c, post-test.c, wr-test.c, post-stress.c and
+ * trace.c) see it: its rings (the kernel's own mapping of each), the
  * commands it counted, and the failures it can be told to inject.
  */
 #ifndef FAKE_KERNEL_H

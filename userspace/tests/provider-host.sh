@@ -15,12 +15,13 @@
 #      uverbs3  sroce1    ABI 2   ours by name, but the wrong ABI
 #
 # 2. Verbs. fake-kernel.c answers the uverbs commands itself, with sroce0
-#    on /dev/zero, and checks the provider's queue mappings, CQ polling,
-#    SRQ resize and rereg_mr; post-test.c checks posting (ring entries byte
-#    for byte, errors, doorbells), wr-test.c the extended send API
-#    (ibv_wr_*()) and post-stress.c the rings under concurrency, against
-#    the same fake. It runs under the system's libibverbs, then (without
-#    the stress tests) under the one built with the provider, if any.
+#    on /dev/zero; verbs-test.c checks the provider's queue mappings, CQ
+#    polling, SRQ resize and rereg_mr through it; post-test.c checks
+#    posting (ring entries byte for byte, errors, doorbells), wr-test.c
+#    the extended send API (ibv_wr_*()) and post-stress.c the rings under
+#    concurrency, against the same fake. It runs under the system's
+#    libibverbs, then (without the stress tests) under the one built with
+#    the provider, if any.
 #
 # With --bench, only the posting micro-benchmark of post-stress.c runs.
 #

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * The control path and CQ polling of libsroce against the fake kernel of
- * fake-kernel.c: CQs (plain, extended, solicited), QPs on SRQs, a CQ's
+ * fake-kernel.c: CQs (plain, extended, the SL of a completion), QPs on SRQs, a CQ's
  * clean-up on QP destruction, SRQ resize, REREG_MR, XRC, and the
  * failures the fake injects. Posting is tested in post-test.c and
  * wr-test.c, concurrency and the benchmark in post-stress.c; main() here
