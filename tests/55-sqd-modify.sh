@@ -8,16 +8,17 @@
 #   netns a: sroce_a on veth_a 192.0.2.1, 2001:db8::1
 #        <==> netns b: sroce_b on veth_b 192.0.2.2, 2001:db8::2
 #
-# tests/lib-sqd.py (pyverbs) connects one RC QP on each device over IPv4;
-# each round posts RDMA WRITEs and a SEND with immediate on both, moves
-# both QPs to SQD at once, then SQD to SQD onto the other IP version with
-# new attributes (query_qp must report them), then back to RTS: every
-# work request must complete successfully and every byte land, and an
-# RDMA READ over the new path must bring the peer's bytes. The engines
-# must have stopped while the path changed (drivers/sroce/qp_state.c);
-# packets built for the old path meanwhile are recovered by resending.
-# Then the UDP traffic over IPv6 on veth_b must have grown. The kernel
-# must not complain.
+# tests/lib-sqd.py (pyverbs; tests/lib-rcpair.py connects the QPs)
+# connects one RC QP on each device over IPv4; each round posts RDMA
+# WRITEs and a SEND with immediate on both, moves both QPs to SQD at
+# once, then SQD to SQD onto the other IP version with new attributes
+# (query_qp must report them), then back to RTS: every work request must
+# complete successfully and every byte land, and an RDMA READ over the
+# new path must bring the peer's bytes. The engines must have stopped
+# while the path changed (drivers/sroce/qp_state.c); packets built for
+# the old path meanwhile are recovered by resending. Then the UDP
+# traffic over IPv6 on veth_b must have grown. The kernel must not
+# complain.
 #
 # What it would have caught:
 #

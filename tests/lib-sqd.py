@@ -20,6 +20,7 @@ over the new path must return the peer's bytes. Prints one line per
 round and "N rounds, M failures" last.
 """
 import argparse
+import importlib
 import sys
 import time
 
@@ -31,6 +32,9 @@ from pyverbs.mr import MR
 from pyverbs.pd import PD
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import RecvWR, SendWR, SGE
+
+# tests/ is on sys.path (this script's folder): its lib-*.py by name.
+connect = importlib.import_module('lib-rcpair').connect
 
 BUF = 1 << 16
 BATCH = 8
@@ -63,37 +67,6 @@ def av(local, peer, family):
                                  sgid_index=local.gids[family],
                                  hop_limit=64),
                   is_global=1, port_num=1)
-
-
-def connect(a, b):
-    for x, y in ((a, b), (b, a)):
-        at = QPAttr(qp_state=e.IBV_QPS_INIT)
-        at.pkey_index = 0
-        at.port_num = 1
-        at.qp_access_flags = ACCESS
-        x.qp.modify(at, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX |
-                    e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS)
-    for x, y in ((a, b), (b, a)):
-        at = QPAttr(qp_state=e.IBV_QPS_RTR)
-        at.path_mtu = e.IBV_MTU_1024
-        at.dest_qp_num = y.qp.qp_num
-        at.rq_psn = 0
-        at.max_dest_rd_atomic = 4
-        at.min_rnr_timer = 1
-        at.ah_attr = av(x, y, 0)
-        x.qp.modify(at, e.IBV_QP_STATE | e.IBV_QP_AV | e.IBV_QP_PATH_MTU |
-                    e.IBV_QP_DEST_QPN | e.IBV_QP_RQ_PSN |
-                    e.IBV_QP_MAX_DEST_RD_ATOMIC | e.IBV_QP_MIN_RNR_TIMER)
-    for x in (a, b):
-        at = QPAttr(qp_state=e.IBV_QPS_RTS)
-        at.sq_psn = 0
-        at.timeout = 12
-        at.retry_cnt = 7
-        at.rnr_retry = 7
-        at.max_rd_atomic = 4
-        x.qp.modify(at, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN | e.IBV_QP_TIMEOUT |
-                    e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY |
-                    e.IBV_QP_MAX_QP_RD_ATOMIC)
 
 
 def fill(end, rnd):
@@ -198,7 +171,7 @@ def main():
     args = p.parse_args()
     a = End(args.dev_a, [int(x) for x in args.gid_a.split(',')])
     b = End(args.dev_b, [int(x) for x in args.gid_b.split(',')])
-    connect(a, b)
+    connect(a, b, ACCESS, lambda x, y: av(x, y, 0), timeout=12)
     failures = 0
     for rnd in range(args.rounds):
         family, problems = round_(a, b, rnd)
