@@ -16,15 +16,18 @@ the memory under test is registered on B:
              offsets on both sides of 4 GiB and at the last 8 bytes; B, as
              requester, WRITEs and SENDs from offsets past 4 GiB (its own
              pages as the payload) and READs and receives into them. The
-             first 8 MiB hold random bytes that must be untouched at the
-             end: an offset cut to 32 bits lands there.
+             first 8 MiB and the MiB below 1 GiB hold random bytes that
+             must be untouched at the end: every access past 4 GiB lands
+             there if its offset is cut to 32 bits.
   thp        8 MiB of anonymous memory with MADV_HUGEPAGE: /proc/self/smaps
-             must show it backed by transparent huge pages.
+             must show all of it in transparent huge pages.
   hugetlbfs  8 MiB of a file on the hugetlbfs mount DIR (2 MiB pages).
 
 Each huge region gets the same accesses across its 2 MiB page borders.
-Every work request must complete successfully and every byte must be
-where it was sent. Prints a line per region ("region NAME: ok", the
+Every work request must complete successfully, in order, with its
+opcode (and a receive with its length), and every byte must be where it
+was sent; an atomic's original value must replace a marker. A region
+ends at its first failed work request (the QPs are then in error). Prints a line per region ("region NAME: ok", the
 problems, or why it was skipped) and last "N regions, M failures, K
 skipped".
 """
@@ -55,6 +58,10 @@ HUGE = 2 * MIB
 ACCESS = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
           e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC)
 SMALL = 4 * MIB         # A's MR
+WC_OF = {e.IBV_WR_RDMA_WRITE: e.IBV_WC_RDMA_WRITE,
+         e.IBV_WR_RDMA_READ: e.IBV_WC_RDMA_READ,
+         e.IBV_WR_ATOMIC_FETCH_AND_ADD: e.IBV_WC_FETCH_ADD,
+         e.IBV_WR_ATOMIC_CMP_AND_SWP: e.IBV_WC_COMP_SWAP}
 
 
 class End:
@@ -90,8 +97,12 @@ class Region:
             path = os.path.join(huge_dir, 'sroce-bigmem')
             self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
             os.unlink(path)
-            os.ftruncate(self.fd, size)
-            self.map = mmap.mmap(self.fd, size, mmap.MAP_SHARED)
+            try:
+                os.ftruncate(self.fd, size)
+                self.map = mmap.mmap(self.fd, size, mmap.MAP_SHARED)
+            except OSError:
+                os.close(self.fd)
+                raise
         else:
             self.map = mmap.mmap(-1, size + extra, mmap.MAP_PRIVATE |
                                  mmap.MAP_ANONYMOUS | mmap.MAP_POPULATE *
@@ -140,6 +151,10 @@ class Region:
             os.close(self.fd)
 
 
+class Failed(Exception):
+    """A work request failed: the QPs are in error, the region ends."""
+
+
 class Run:
     def __init__(self, a, b):
         self.a = a
@@ -147,27 +162,33 @@ class Run:
         self.amr = MR(a.pd, SMALL, ACCESS)
         self.problems = []
 
-    def wait(self, end, what, n=1, timeout=60.0):
-        got = []
-        stop = time.monotonic() + timeout
-        while len(got) < n and time.monotonic() < stop:
-            k, wcs = end.cq.poll(num_entries=n)
-            got.extend(wcs[:k])
-            if len(got) < n:
-                time.sleep(0.001)
-        bad = [w.status for w in got if w.status != e.IBV_WC_SUCCESS]
-        if len(got) != n or bad:
-            self.problems.append('%s: %d of %d completions, statuses %s' %
-                                 (what, len(got), n, bad))
-            return False
-        return True
+    def wait(self, end, what, wr_id, opcode, length=None):
+        """The next completion of end's CQ must be wr_id's, successful.
+
+        No deadline: a completion that never comes is the harness's
+        timeout, not a guess of how slow a kernel may be.
+        """
+        while True:
+            k, wcs = end.cq.poll(num_entries=1)
+            if k:
+                break
+            time.sleep(0.001)
+        w = wcs[0]
+        if w.status != e.IBV_WC_SUCCESS or w.wr_id != wr_id or \
+                w.opcode != opcode or \
+                (length is not None and w.byte_len != length):
+            self.problems.append('%s: completion of wr %d, opcode %d, '
+                                 'status %d, %d bytes' %
+                                 (what, w.wr_id, w.opcode, w.status,
+                                  w.byte_len))
+            raise Failed()
 
     def rdma(self, end, opcode, laddr, lkey, n, raddr, rkey, what):
         wr = SendWR(wr_id=1, opcode=opcode, num_sge=1,
                     sg=[SGE(laddr, n, lkey)])
         wr.set_wr_rdma(rkey, raddr)
         end.qp.post_send(wr)
-        return self.wait(end, what)
+        self.wait(end, what, 1, WC_OF[opcode])
 
     def atomic(self, reg, off, cmp_swap, compare, value):
         """An atomic from A on reg at off; returns the original value."""
@@ -178,9 +199,10 @@ class Run:
         # The add operand travels where the compare operand would.
         wr.set_wr_atomic(reg.mr.rkey, reg.addr + off,
                          compare if cmp_swap else value, value)
+        # A marker where the original value lands: it must be replaced.
+        self.amr.write(b'\xa5' * 8, 8, SMALL - 8)
         self.a.qp.post_send(wr)
-        if not self.wait(self.a, 'atomic at %#x' % off):
-            return None
+        self.wait(self.a, 'atomic at %#x' % off, 2, WC_OF[opcode])
         return int.from_bytes(self.amr.read(8, SMALL - 8), 'little')
 
     def check(self, got, want, what):
@@ -191,53 +213,55 @@ class Run:
         """A WRITEs n random bytes to reg at off, then READs them back."""
         data = os.urandom(n)
         self.amr.write(data, n, 0)
-        if self.rdma(self.a, e.IBV_WR_RDMA_WRITE, self.amr.buf, self.amr.lkey,
-                     n, reg.addr + off, reg.mr.rkey, 'WRITE to %#x' % off):
-            self.check(reg.get(off, n), data, 'WRITE to %#x' % off)
+        self.rdma(self.a, e.IBV_WR_RDMA_WRITE, self.amr.buf, self.amr.lkey,
+                  n, reg.addr + off, reg.mr.rkey, 'WRITE to %#x' % off)
+        self.check(reg.get(off, n), data, 'WRITE to %#x' % off)
         self.amr.write(bytes(n), n, 0)
-        if self.rdma(self.a, e.IBV_WR_RDMA_READ, self.amr.buf, self.amr.lkey,
-                     n, reg.addr + off, reg.mr.rkey, 'READ of %#x' % off):
-            self.check(self.amr.read(n, 0), data, 'READ of %#x' % off)
+        self.rdma(self.a, e.IBV_WR_RDMA_READ, self.amr.buf, self.amr.lkey,
+                  n, reg.addr + off, reg.mr.rkey, 'READ of %#x' % off)
+        self.check(self.amr.read(n, 0), data, 'READ of %#x' % off)
 
     def a_atomics(self, reg, off):
-        """Fetch-and-add twice at off, compare-and-swap at off + 8."""
+        """Fetch-and-add twice at off, compare-and-swap at off + 8: one
+        whose compare fails, then one whose compare holds."""
         reg.put(off, bytes(16))
         first = self.atomic(reg, off, False, 0, 7)
         second = self.atomic(reg, off, False, 0, 7)
         swap = 0x1122334455667788
+        missed = self.atomic(reg, off + 8, True, 5, 0x99)
         orig = self.atomic(reg, off + 8, True, 0, swap)
         mem = reg.get(off, 16)
-        if (first, second, orig) != (0, 7, 0) or \
+        if (first, second, missed, orig) != (0, 7, 0, 0) or \
                 mem != (14).to_bytes(8, 'little') + swap.to_bytes(8, 'little'):
             self.problems.append('atomics at %#x: returned %s, memory %s' %
-                                 (off, (first, second, orig), mem.hex()))
+                                 (off, (first, second, missed, orig),
+                                  mem.hex()))
 
     def b_sends(self, reg, off, n):
         """B, the requester, sends from and receives into reg at off."""
         data = os.urandom(n)
         reg.put(off, data)
         # B WRITEs its pages at off to A.
-        if self.rdma(self.b, e.IBV_WR_RDMA_WRITE, reg.addr + off,
-                     reg.mr.lkey, n, self.amr.buf, self.amr.rkey,
-                     'WRITE from %#x' % off):
-            self.check(self.amr.read(n, 0), data, 'WRITE from %#x' % off)
+        self.rdma(self.b, e.IBV_WR_RDMA_WRITE, reg.addr + off, reg.mr.lkey,
+                  n, self.amr.buf, self.amr.rkey, 'WRITE from %#x' % off)
+        self.check(self.amr.read(n, 0), data, 'WRITE from %#x' % off)
         # B SENDs them.
         self.amr.write(bytes(n), n, 0)
         self.a.qp.post_recv(RecvWR(wr_id=3, num_sge=1, sg=[
             SGE(self.amr.buf, n, self.amr.lkey)]))
         self.b.qp.post_send(SendWR(wr_id=4, opcode=e.IBV_WR_SEND, num_sge=1,
                                    sg=[SGE(reg.addr + off, n, reg.mr.lkey)]))
-        if self.wait(self.b, 'SEND from %#x' % off) and \
-                self.wait(self.a, 'receive of SEND from %#x' % off):
-            self.check(self.amr.read(n, 0), data, 'SEND from %#x' % off)
+        self.wait(self.b, 'SEND from %#x' % off, 4, e.IBV_WC_SEND)
+        self.wait(self.a, 'receive of SEND from %#x' % off, 3,
+                  e.IBV_WC_RECV, n)
+        self.check(self.amr.read(n, 0), data, 'SEND from %#x' % off)
         # B READs other bytes of A's into off.
         data = os.urandom(n)
         self.amr.write(data, n, 0)
         reg.put(off, bytes(n))
-        if self.rdma(self.b, e.IBV_WR_RDMA_READ, reg.addr + off,
-                     reg.mr.lkey, n, self.amr.buf, self.amr.rkey,
-                     'READ into %#x' % off):
-            self.check(reg.get(off, n), data, 'READ into %#x' % off)
+        self.rdma(self.b, e.IBV_WR_RDMA_READ, reg.addr + off, reg.mr.lkey,
+                  n, self.amr.buf, self.amr.rkey, 'READ into %#x' % off)
+        self.check(reg.get(off, n), data, 'READ into %#x' % off)
         # A SENDs others, received at off.
         data = os.urandom(n)
         self.amr.write(data, n, 0)
@@ -245,14 +269,19 @@ class Run:
             SGE(reg.addr + off, n, reg.mr.lkey)]))
         self.a.qp.post_send(SendWR(wr_id=6, opcode=e.IBV_WR_SEND, num_sge=1,
                                    sg=[SGE(self.amr.buf, n, self.amr.lkey)]))
-        if self.wait(self.a, 'SEND to %#x' % off) and \
-                self.wait(self.b, 'receive at %#x' % off):
-            self.check(reg.get(off, n), data, 'receive at %#x' % off)
+        self.wait(self.a, 'SEND to %#x' % off, 6, e.IBV_WC_SEND)
+        self.wait(self.b, 'receive at %#x' % off, 5, e.IBV_WC_RECV, n)
+        self.check(reg.get(off, n), data, 'receive at %#x' % off)
 
     def big(self, reg):
         edge = 4 * GIB
+        # Where every access past 4 GiB would land with its offset cut
+        # to 32 bits: the first 8 MiB, and the MiB below 1 GiB (the MR's
+        # end, 5 GiB).
         guard = os.urandom(8 * MIB)
+        guard_end = os.urandom(MIB)
         reg.put(0, guard)
+        reg.put(GIB - MIB, guard_end)
         self.a_writes(reg, edge - 512 * KIB, MIB)
         self.a_writes(reg, reg.size - 64 * KIB, 64 * KIB)
         self.a_writes(reg, 16 * MIB, 64 * KIB)
@@ -262,12 +291,14 @@ class Run:
         self.b_sends(reg, edge - 100, 64 * KIB)
         self.check(reg.get(0, 8 * MIB), guard,
                    'the first 8 MiB (an offset cut to 32 bits)')
+        self.check(reg.get(GIB - MIB, MIB), guard_end,
+                   'the MiB below 1 GiB (an offset cut to 32 bits)')
 
     def huge(self, reg):
         kib, anon_huge = reg.page_kib()
         if reg.name == 'hugetlbfs' and kib != HUGE // KIB:
             self.problems.append('hugetlbfs mapping in %d KiB pages' % kib)
-        if reg.name == 'thp' and anon_huge < HUGE // KIB:
+        if reg.name == 'thp' and anon_huge < reg.size // KIB:
             self.problems.append('no transparent huge page backs it '
                                  '(AnonHugePages %d kB)' % anon_huge)
         self.a_writes(reg, HUGE - 512 * KIB, MIB)
@@ -307,7 +338,10 @@ def main():
             run.problems.append('could not register: %s' % err)
             reg = None
         if reg:
-            (run.big if name == 'big' else run.huge)(reg)
+            try:
+                (run.big if name == 'big' else run.huge)(reg)
+            except Failed:
+                pass    # the QPs are in error: the next regions fail too
             reg.close()
         failures += bool(run.problems)
         print('region %s (%d MiB, %.1f s): %s' %
