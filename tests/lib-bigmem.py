@@ -114,10 +114,10 @@ class Region:
         self.addr = base + self.off
         if name == 'thp':
             self.map.madvise(mmap.MADV_HUGEPAGE)
-        # Touch every page now: hugetlbfs and THP fault in huge pages.
-        for o in range(self.off, self.off + size, HUGE if extra or
-                       name == 'hugetlbfs' else 64 * MIB):
-            self.map[o] = 0
+        # Fault the huge pages in now (MAP_POPULATE did the small ones).
+        if name != 'big':
+            for o in range(self.off, self.off + size, HUGE):
+                self.map[o] = 0
         self.mr = MR(b.pd, size, ACCESS, address=self.addr)
 
     def put(self, off, data):
@@ -299,8 +299,9 @@ class Run:
         if reg.name == 'hugetlbfs' and kib != HUGE // KIB:
             self.problems.append('hugetlbfs mapping in %d KiB pages' % kib)
         if reg.name == 'thp' and anon_huge < reg.size // KIB:
-            self.problems.append('no transparent huge page backs it '
-                                 '(AnonHugePages %d kB)' % anon_huge)
+            self.problems.append('not all of it in transparent huge pages '
+                                 '(AnonHugePages %d of %d kB)' %
+                                 (anon_huge, reg.size // KIB))
         self.a_writes(reg, HUGE - 512 * KIB, MIB)
         self.a_writes(reg, 2 * HUGE - 1000, 3000)
         self.a_atomics(reg, HUGE - 8)

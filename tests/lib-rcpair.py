@@ -3,10 +3,10 @@
 tests/lib-rcpair.py: two RC QPs of pyverbs, one on each end, connected to
 each other (imported by tests/lib-sqd.py and tests/lib-bigmem.py).
 
-connect(a, b, access, av) takes a.qp and b.qp through INIT and RTR
-(path MTU 1024, PSN 0, 4 READs/atomics each way, an RNR timer of 0.01
-ms) to RTS (timeout, retry_cnt and rnr_retry 7); av(x, y) gives x's
-address vector to y.
+connect(a, b, access, av, timeout=14) takes a.qp and b.qp through INIT
+(the access rights) and RTR (path MTU 1024, PSN 0, 4 READs/atomics each
+way, an RNR timer of 0.01 ms) to RTS (the local ACK timeout given,
+retry_cnt and rnr_retry 7); av(x, y) gives x's address vector to y.
 """
 import pyverbs.enums as e
 from pyverbs.qp import QPAttr
