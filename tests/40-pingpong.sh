@@ -11,6 +11,8 @@
 #
 #   - ibv_rc_pingpong with 1 B, 4 KiB and 64 KiB messages (64 path-MTU
 #     packets each), and with -e (sleeping on completion events);
+#   - ibv_rc_pingpong -o (its buffer registered on demand, ODP) at 4 KiB,
+#     and -o -P (prefetched with ibv_advise_mr) at 64 KiB;
 #   - ibv_uc_pingpong (4 KiB), ibv_ud_pingpong (1024 B: a full path MTU),
 #     ibv_srq_pingpong (16 QPs on one SRQ).
 #
@@ -71,6 +73,8 @@ pingpong ibv_rc_pingpong 1000 1
 pingpong ibv_rc_pingpong 1000 4096
 pingpong ibv_rc_pingpong 100 65536
 pingpong ibv_rc_pingpong 1000 4096 -e
+pingpong ibv_rc_pingpong 1000 4096 -o
+pingpong ibv_rc_pingpong 100 65536 -o -P
 pingpong ibv_uc_pingpong 1000 4096
 pingpong ibv_ud_pingpong 1000 1024
 pingpong ibv_srq_pingpong 100 4096 -q 16

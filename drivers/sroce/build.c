@@ -419,6 +419,7 @@ static enum ib_wc_status send_packet(struct sroce_qp *qp, struct sroce_swqe *s,
 					      req->offset / qp->mtu);
 	const struct sroce_opcode_info *op;
 	bool last, single, ackreq, zcopy;
+	struct sroce_sgl sgl = req->sgl;
 	struct sk_buff *skb;
 	u8 opcode;
 	int err;
@@ -434,6 +435,7 @@ static enum ib_wc_status send_packet(struct sroce_qp *qp, struct sroce_swqe *s,
 	ackreq |= probe || req->ack_now;
 
 	out->sent = false;
+	out->fault = false;
 	zcopy = !single && sroce_zcopy_ok(qp, s, paylen);
 	for (;;) {
 		/* Attached, the payload and trailer are not in the buffer. */
@@ -452,6 +454,12 @@ static enum ib_wc_status send_packet(struct sroce_qp *qp, struct sroce_swqe *s,
 		kfree_skb(skb);
 		if (err == -ENOMEM)
 			return IB_WC_SUCCESS;	/* tried again */
+		if (err == -EFAULT) {
+			/* From this packet's start, once the fault ended. */
+			req->sgl = sgl;
+			out->fault = true;
+			return IB_WC_SUCCESS;
+		}
 		if (err != -EAGAIN)
 			return IB_WC_LOC_PROT_ERR;
 		zcopy = false;
@@ -510,7 +518,7 @@ void sroce_build_seek(struct sroce_qp *qp, u32 index, u32 offset)
 
 	req->cur = index;
 	req->offset = offset;
-	sroce_sgl_init(&req->sgl, s->sge, s->num_sge);
+	sroce_sgl_init(&req->sgl, s->sge, s->num_sge, &req->fault);
 	sroce_sgl_skip(&req->sgl, offset);
 }
 

@@ -9,7 +9,11 @@ struct sroce_swqe;
 
 /**
  * struct sroce_build_sent - what sroce_build_send() sent
- * @sent: a packet went (false: no packet buffer now, try again later)
+ * @sent: a packet went (false: no packet buffer now, try again later;
+ *	  or @fault)
+ * @fault: nothing went: a page of the payload's on-demand paged memory is
+ *	   not mapped, and the requester's fault was queued (odp.c); its end
+ *	   runs the engine again
  * @first: it was sent for the first time, not again
  * @psn: its PSN
  * @sample: a round trip may be measured from it: it asked for an
@@ -17,6 +21,7 @@ struct sroce_swqe;
  */
 struct sroce_build_sent {
 	bool sent;
+	bool fault;
 	bool first;
 	u32 psn;
 	bool sample;

@@ -424,6 +424,20 @@ static void handle_empty_read_resp(struct sroce_qp *qp, struct sroce_swqe *s,
 	ack_upto(qp, sroce_psn_add(pkt->psn, 1));
 }
 
+/*
+ * A READ response or atomic ACK at @psn found the local memory it lands in
+ * (on-demand paged) not mapped: the response is dropped, and the request
+ * is sent again from @psn when the completer's fault ends (the responder
+ * answers a duplicate atomic from its saved result, IBA 9.4.5). Until then
+ * later responses are dropped as lost without spending a retry.
+ */
+static void fault_wait(struct sroce_qp *qp, u32 psn)
+{
+	qp->req.fault_resend = true;
+	qp->req.fault_psn = psn;
+	sroce_retry_hold(qp, psn);
+}
+
 /* An RDMA READ response (IBA 9.7.5.2.5). */
 static void handle_read_resp(struct sroce_qp *qp, struct sk_buff *skb)
 {
@@ -455,10 +469,14 @@ static void handle_read_resp(struct sroce_qp *qp, struct sk_buff *skb)
 		sroce_comp_wqe_done(qp, s, IB_WC_BAD_RESP_ERR);
 		return;
 	}
-	sroce_sgl_init(&sgl, s->sge, s->num_sge);
+	sroce_sgl_init(&sgl, s->sge, s->num_sge, &qp->req.fault);
 	err = sroce_sgl_skip(&sgl, s->read_off) ?:
 	      sroce_sgl_copy_in(to_sdev(qp->ibqp.device), qp->ibqp.pd, &sgl,
 				skb, sroce_pkt_op(skb)->hdr_len, pkt->paylen);
+	if (err == -EFAULT) {
+		fault_wait(qp, expect);
+		return;
+	}
 	if (err) {
 		sroce_comp_wqe_done(qp, s, err == -ENOSPC ? IB_WC_LOC_LEN_ERR :
 					   IB_WC_LOC_PROT_ERR);
@@ -480,6 +498,7 @@ static void handle_atomic_ack(struct sroce_qp *qp, struct sk_buff *skb)
 	struct sroce_swqe *s;
 	struct sroce_sgl sgl;
 	u64 orig;
+	int err;
 
 	s = responded_wqe(qp, psn);
 	if (!s || (s->opcode != IB_UVERBS_WR_ATOMIC_CMP_AND_SWP &&
@@ -487,9 +506,14 @@ static void handle_atomic_ack(struct sroce_qp *qp, struct sk_buff *skb)
 		return;
 	/* The original value lands in host byte order (IBA 9.4.5). */
 	orig = be64_to_cpu(ack->orig);
-	sroce_sgl_init(&sgl, s->sge, s->num_sge);
-	if (sroce_sgl_copy_in_buf(to_sdev(qp->ibqp.device), qp->ibqp.pd,
-				  &sgl, &orig, sizeof(orig))) {
+	sroce_sgl_init(&sgl, s->sge, s->num_sge, &qp->req.fault);
+	err = sroce_sgl_copy_in_buf(to_sdev(qp->ibqp.device), qp->ibqp.pd,
+				    &sgl, &orig, sizeof(orig));
+	if (err == -EFAULT) {
+		fault_wait(qp, psn);
+		return;
+	}
+	if (err) {
 		sroce_comp_wqe_done(qp, s, IB_WC_LOC_PROT_ERR);
 		return;
 	}
@@ -525,6 +549,10 @@ bool sroce_comp_run(struct sroce_qp *qp, int budget)
 
 	if (test_and_clear_bit(SROCE_QP_EV_RNR, &qp->events))
 		sroce_retry_rnr_over(qp);
+	if (req->fault_resend && !sroce_odp_fault_busy(&req->fault)) {
+		req->fault_resend = false;
+		sroce_retry_fault(qp, req->fault_psn);
+	}
 	while (budget-- > 0 && (skb = skb_dequeue(&req->resp_pkts))) {
 		flags = sroce_pkt(skb)->flags;
 		if (!sroce_av_is_peer(&qp->attr.av, skb))

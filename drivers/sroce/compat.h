@@ -37,6 +37,7 @@
 #include <linux/timer.h>
 #include <net/udp_tunnel.h>
 #include <rdma/ib_umem.h>
+#include <rdma/ib_umem_odp.h>
 #include <rdma/uverbs_ioctl.h>
 
 /*
@@ -185,6 +186,29 @@ static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
 #define IB_UVERBS_WR_ATOMIC_WRITE	15
 #define IB_WC_ATOMIC_WRITE		((enum ib_wc_opcode)9)
 #define IB_DEVICE_ATOMIC_WRITE		BIT_ULL(40)
+#endif
+
+/*
+ * On-demand paging (odp.c). The umem's list of HMM pfns was
+ * umem_odp->pfn_list, and the access mask of ib_umem_odp_map_dma_and_lock()
+ * named read and write with bits of its own (read may not be 0). Newer
+ * kernels keep the list in umem_odp->map and take HMM_PFN_WRITE for a
+ * write, 0 for a read. The header's own macro tells which.
+ */
+#ifdef ODP_READ_ALLOWED_BIT
+#define SROCE_ODP_ACCESS_READ	ODP_READ_ALLOWED_BIT
+#define SROCE_ODP_ACCESS_WRITE	(ODP_READ_ALLOWED_BIT | ODP_WRITE_ALLOWED_BIT)
+static inline unsigned long *sroce_odp_pfns(struct ib_umem_odp *odp)
+{
+	return odp->pfn_list;
+}
+#else
+#define SROCE_ODP_ACCESS_READ	0
+#define SROCE_ODP_ACCESS_WRITE	HMM_PFN_WRITE
+static inline unsigned long *sroce_odp_pfns(struct ib_umem_odp *odp)
+{
+	return odp->map.pfn_list;
+}
 #endif
 
 #endif /* SROCE_COMPAT_H */

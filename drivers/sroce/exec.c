@@ -27,6 +27,7 @@
 #include "exec.h"
 #include "mem.h"
 #include "mr.h"
+#include "odp.h"
 #include "params.h"
 #include "pkt.h"
 #include "qp.h"
@@ -122,7 +123,8 @@ static int take_rwqe(struct sroce_qp *qp)
 		sroce_queue_pop(&qp->rq);
 	}
 	resp->have_rwqe = true;
-	sroce_sgl_init(&resp->sgl, resp->rwqe.sge, resp->rwqe.num_sge);
+	sroce_sgl_init(&resp->sgl, resp->rwqe.sge, resp->rwqe.num_sge,
+		       &resp->fault);
 	resp->recv_len = 0;
 	return ret;
 }
@@ -193,6 +195,33 @@ static struct sroce_mr *remote_mr(struct sroce_qp *qp, u32 rkey, u64 va,
 				    rkey, va, len, access, iova, gen);
 }
 
+/**
+ * sroce_exec_sgl_result() - what an error placing into a receive WQE means
+ * @err: the error of sroce_sgl_copy_in() or sroce_sgl_copy_in_buf()
+ *
+ * Return: SROCE_RESP_LENGTH for a list too short, SROCE_RESP_FAULT for
+ * on-demand paged memory being faulted in, else SROCE_RESP_WQE_PROT.
+ */
+enum sroce_resp_result sroce_exec_sgl_result(int err)
+{
+	if (err == -ENOSPC)
+		return SROCE_RESP_LENGTH;
+	return err == -EFAULT ? SROCE_RESP_FAULT : SROCE_RESP_WQE_PROT;
+}
+
+/*
+ * A remote access to @mr (referenced) found a page of its on-demand paged
+ * memory not mapped at @iova, @len bytes on: queue the responder's fault.
+ * The access fails instead if the last fault of that range failed.
+ */
+static enum sroce_resp_result resp_fault(struct sroce_qp *qp,
+					 struct sroce_mr *mr, u64 iova,
+					 u64 len, bool write)
+{
+	return sroce_odp_fault_queue(&qp->resp.fault, mr, iova, len, write) ?
+	       SROCE_RESP_ACCESS : SROCE_RESP_FAULT;
+}
+
 static enum sroce_resp_result do_send(struct sroce_qp *qp, struct sk_buff *skb)
 {
 	const struct sroce_opcode_info *op = sroce_pkt_op(skb);
@@ -200,6 +229,7 @@ static enum sroce_resp_result do_send(struct sroce_qp *qp, struct sk_buff *skb)
 	struct sroce_resp *resp = &qp->resp;
 	struct ib_wc wc = { .opcode = IB_WC_RECV };
 	enum sroce_resp_result res;
+	struct sroce_sgl sgl;
 	int err;
 
 	if (pkt->flags & SROCE_OP_FIRST) {
@@ -209,10 +239,13 @@ static enum sroce_resp_result do_send(struct sroce_qp *qp, struct sk_buff *skb)
 	}
 	if (!send_size_ok(qp, pkt))
 		return SROCE_RESP_INV_REQ;
+	sgl = resp->sgl;
 	err = sroce_sgl_copy_in(qp_dev(qp), resp_pd(qp), &resp->sgl, skb,
 				op->hdr_len, pkt->paylen);
+	if (err == -EFAULT)
+		resp->sgl = sgl;	/* the packet comes again */
 	if (err)
-		return err == -ENOSPC ? SROCE_RESP_LENGTH : SROCE_RESP_WQE_PROT;
+		return sroce_exec_sgl_result(err);
 	resp->recv_len += pkt->paylen;
 	if (!(pkt->flags & SROCE_OP_LAST))
 		return SROCE_RESP_OK;
@@ -245,9 +278,9 @@ static enum sroce_resp_result do_write(struct sroce_qp *qp, struct sk_buff *skb)
 	struct sroce_mr *mr;
 	struct ib_wc wc;
 	enum sroce_resp_result res;
-	bool placed;
 	u64 iova;
 	u32 gen;
+	int err;
 
 	if ((pkt->flags & SROCE_OP_LAST) && (pkt->flags & SROCE_OP_IMMDT)) {
 		res = sroce_exec_need_rwqe(qp);
@@ -285,12 +318,16 @@ static enum sroce_resp_result do_write(struct sroce_qp *qp, struct sk_buff *skb)
 			       IB_ACCESS_REMOTE_WRITE, &iova, &gen);
 		if (!mr)
 			return SROCE_RESP_ACCESS;
-		placed = gen == resp->write_gen &&
-			 sroce_mem_copy_in(mr, gen, iova, skb, op->hdr_len,
-					   pkt->paylen);
+		err = gen != resp->write_gen ? -EACCES :
+		      sroce_mem_copy_in(mr, gen, iova, skb, op->hdr_len,
+					pkt->paylen);
+		/* Fault in the rest of the message, not a packet at a time. */
+		res = err == -EFAULT ? resp_fault(qp, mr, iova, resp->resid,
+						  true) :
+		      err ? SROCE_RESP_ACCESS : SROCE_RESP_OK;
 		sroce_mr_put(mr);
-		if (!placed)
-			return SROCE_RESP_ACCESS;
+		if (res != SROCE_RESP_OK)
+			return res;
 	}
 	resp->va += pkt->paylen;
 	resp->resid -= pkt->paylen;
@@ -374,7 +411,8 @@ static enum sroce_resp_result do_atomic(struct sroce_qp *qp, struct sk_buff *skb
 	struct sroce_pkt *pkt = sroce_pkt(skb);
 	struct sroce_resp *resp = &qp->resp;
 	u64 va = be64_to_cpu(atm->va);
-	struct sroce_rd_res *res;
+	enum sroce_resp_result res;
+	struct sroce_rd_res *rd;
 	struct sroce_mr *mr;
 	u64 orig, iova;
 	int err;
@@ -398,15 +436,20 @@ static enum sroce_resp_result do_atomic(struct sroce_qp *qp, struct sk_buff *skb
 			       IB_OPCODE_COMPARE_SWAP,
 			       be64_to_cpu(atm->compare),
 			       be64_to_cpu(atm->swap_add), &orig) : -EINVAL;
+	if (err == -EFAULT) {
+		res = resp_fault(qp, mr, iova, sizeof(u64), true);
+		sroce_mr_put(mr);
+		return res;
+	}
 	sroce_mr_put(mr);
 	if (err)
 		return err == -EACCES ? SROCE_RESP_ACCESS : SROCE_RESP_INV_REQ;
 
-	res = new_res(qp);
-	res->atomic = true;
-	res->first_psn = pkt->psn;
-	res->last_psn = pkt->psn;
-	res->orig = orig;
+	rd = new_res(qp);
+	rd->atomic = true;
+	rd->first_psn = pkt->psn;
+	rd->last_psn = pkt->psn;
+	rd->orig = orig;
 	resp->msn = sroce_psn_add(resp->msn, 1);
 	resp->epsn = sroce_psn_add(pkt->psn, 1);
 	resp->done_psn = pkt->psn;
@@ -440,6 +483,7 @@ static enum sroce_resp_result do_atomic_write(struct sroce_qp *qp,
 	struct sroce_reth *reth = sroce_pkt_hdr(skb, op->reth);
 	struct sroce_pkt *pkt = sroce_pkt(skb);
 	u64 va = be64_to_cpu(reth->va), iova, val;
+	enum sroce_resp_result res;
 	struct sroce_mr *mr;
 	int err;
 	u32 gen;
@@ -455,6 +499,11 @@ static enum sroce_resp_result do_atomic_write(struct sroce_qp *qp,
 	skb_copy_bits(skb, op->hdr_len, &val, sizeof(val));
 	err = IS_ALIGNED(iova, sizeof(u64)) ?
 	      sroce_mem_atomic_write(mr, gen, iova, val) : -EINVAL;
+	if (err == -EFAULT) {
+		res = resp_fault(qp, mr, iova, sizeof(u64), true);
+		sroce_mr_put(mr);
+		return res;
+	}
 	sroce_mr_put(mr);
 	if (err)
 		return err == -EACCES ? SROCE_RESP_ACCESS : SROCE_RESP_INV_REQ;
@@ -562,10 +611,13 @@ enum sroce_resp_result sroce_exec_request(struct sroce_qp *qp, struct sk_buff *s
  * @budget: packets at most
  *
  * Return: the packets sent; -ENOMEM when a packet buffer could not be
- * had (the engine was kicked, to go on a tick later); or -EACCES when the
- * MR was deregistered, invalidated or registered anew under us: no byte
- * of another registration is sent, the response ends, and read.psn is
- * the PSN that failed (the caller answers it as an access error).
+ * had (the engine was kicked, to go on a tick later); -EAGAIN when a page
+ * of on-demand paged memory is not mapped: the responder's fault was
+ * queued, its end runs the engine, and the response goes on from the
+ * packet that found it; or -EACCES when the MR was deregistered,
+ * invalidated or registered anew under us (or the fault failed): no byte
+ * of another registration is sent, the response ends, and read.psn is the
+ * PSN that failed (the caller answers it as an access error).
  */
 int sroce_exec_read_resp(struct sroce_qp *qp, int budget)
 {
@@ -574,7 +626,7 @@ int sroce_exec_read_resp(struct sroce_qp *qp, int budget)
 	struct sroce_mr *mr;
 	struct sk_buff *skb;
 	u32 paylen, gen;
-	bool last, ok;
+	bool last;
 	u64 iova;
 	u8 opcode;
 	int sent = 0;
@@ -604,15 +656,20 @@ int sroce_exec_read_resp(struct sroce_qp *qp, int budget)
 		if (paylen) {
 			mr = remote_mr(qp, rd->rkey, rd->va, paylen,
 				       IB_ACCESS_REMOTE_READ, &iova, &gen);
-			ok = mr && gen == rd->gen &&
-			     sroce_mem_copy_out(mr, gen, iova,
-						skb->data + op->hdr_len, paylen);
+			err = !mr || gen != rd->gen ? -EACCES :
+			      sroce_mem_copy_out(mr, gen, iova,
+						 skb->data + op->hdr_len, paylen);
+			if (err == -EFAULT &&
+			    resp_fault(qp, mr, iova, rd->left, false) ==
+			    SROCE_RESP_FAULT)
+				err = -EAGAIN;
+			else if (err)
+				err = -EACCES;
 			if (mr)
 				sroce_mr_put(mr);
-			if (!ok) {
+			if (err) {
 				kfree_skb(skb);
-				rd->active = false;
-				err = -EACCES;
+				rd->active = err == -EAGAIN;
 				break;
 			}
 		}

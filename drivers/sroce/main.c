@@ -17,6 +17,7 @@
 #include "fault.h"
 #include "icrc.h"
 #include "net.h"
+#include "odp.h"
 #include "opcode.h"
 #include "recv.h"
 #include "socket.h"
@@ -78,9 +79,12 @@ static int __init sroce_init(void)
 	sroce_opcode_init();
 	sroce_icrc_init();
 	sroce_fault_module_init(&sroce_fault_deliver);
-	err = sroce_socket_init();
+	err = sroce_odp_module_init();
 	if (err)
 		goto err_fault;
+	err = sroce_socket_init();
+	if (err)
+		goto err_odp;
 	err = register_netdevice_notifier(&sroce_netdev_notifier);
 	if (err)
 		goto err_socket;
@@ -89,6 +93,8 @@ static int __init sroce_init(void)
 
 err_socket:
 	sroce_socket_exit();
+err_odp:
+	sroce_odp_module_exit();
 err_fault:
 	sroce_fault_module_exit();
 	sroce_icrc_exit();
@@ -101,6 +107,7 @@ static void __exit sroce_exit(void)
 	sroce_verbs_remove_all();
 	unregister_netdevice_notifier(&sroce_netdev_notifier);
 	sroce_socket_exit();
+	sroce_odp_module_exit();
 	sroce_fault_module_exit();
 	sroce_icrc_exit();
 }

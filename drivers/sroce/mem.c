@@ -17,6 +17,10 @@
  * mapping, so a "DMA address" is a kernel address). A remote key may also
  * name a memory window (mw.c), which maps part of an MR.
  *
+ * An on-demand paged MR's pages are reached through its own table, under
+ * its reg_lock; a page not mapped ends the access with -EFAULT, for the
+ * engine to fault it in and try again (odp.c).
+ *
  * A packet's payload from a user MR may go out without a copy: the pages
  * themselves are attached to the packet as fragments, each referenced
  * until the packet is freed (sroce_mem_attach()), so that a deregistration
@@ -31,6 +35,7 @@
 #include "mem.h"
 #include "mr.h"
 #include "mw.h"
+#include "odp.h"
 
 /**
  * sroce_mem_get_local() - check a local access and find its MR
@@ -216,26 +221,35 @@ static struct page *user_page(const struct sroce_mr *mr, u64 iova, u32 len,
 }
 
 /*
- * Map the part of [iova, iova + len) that lies in one page of @mr; the
- * caller has checked the range against registration @gen. Returns the
- * address and sets *chunk, or returns NULL (*chunk set all the same) for
- * a fast-registration MR that was invalidated or registered anew since
- * the check (map_fast()): the access then touches nothing. Every
- * map_chunk() is followed by an unmap_chunk(), NULL or not: a
- * fast-registration MR's reg_lock is held between the two (sparse sees
- * the other types take it too).
+ * Map the part of [iova, iova + len) that lies in one page of @mr, for
+ * writing if @write; the caller has checked the range against
+ * registration @gen. Returns the address and sets *chunk, or returns NULL
+ * (*chunk set all the same) for a fast-registration MR that was
+ * invalidated or registered anew since the check (map_fast()), or an
+ * on-demand paged MR whose page is not mapped (or not for writing; *miss
+ * is set then: a fault is needed, odp.c): the access then touches
+ * nothing. Every map_chunk() is followed by an unmap_chunk(), NULL or
+ * not: a fast-registration or ODP MR's reg_lock is held between the two
+ * (sparse sees the other types take it too).
  */
 static void *map_chunk(struct sroce_mr *mr, u32 gen, u64 iova, u32 len,
-		       u32 *chunk)
+		       bool write, u32 *chunk, bool *miss)
 	__acquires(&mr->reg_lock)
 {
 	unsigned int pgoff;
 	struct page *page;
+	void *p;
 
 	if (mr->type == SROCE_MR_FAST) {
 		sroce_fault_access_delay();
 		spin_lock(&mr->reg_lock);
 		return map_fast(mr, gen, iova, len, chunk);
+	}
+	if (mr->type == SROCE_MR_ODP) {
+		spin_lock(&mr->reg_lock);
+		p = sroce_odp_map(mr, iova, len, write, chunk);
+		*miss = !p;
+		return p;
 	}
 	__acquire(&mr->reg_lock);
 	if (mr->type == SROCE_MR_DMA) {
@@ -253,6 +267,12 @@ static void unmap_chunk(struct sroce_mr *mr, void *addr)
 		spin_unlock(&mr->reg_lock);
 		return;
 	}
+	if (mr->type == SROCE_MR_ODP) {
+		if (addr)
+			kunmap_local(addr);
+		spin_unlock(&mr->reg_lock);
+		return;
+	}
 	__release(&mr->reg_lock);
 	if (mr->type == SROCE_MR_USER)
 		kunmap_local(addr);
@@ -266,25 +286,33 @@ static void unmap_chunk(struct sroce_mr *mr, void *addr)
 typedef void (*mem_step)(void *p, u32 done, u32 chunk, bool last, void *arg);
 
 /*
- * Walk [iova, iova + len) of @mr one mapped piece at a time. Returns
- * false if a piece could not be mapped (the steps were told: p NULL).
+ * Walk [iova, iova + len) of @mr one mapped piece at a time, for writing
+ * if @write. Returns 0; -EACCES if a piece could not be mapped because
+ * the registration changed (the steps were told: p NULL); or -EFAULT at
+ * the first page of an ODP MR that is not mapped, where the walk stops:
+ * the access is to be tried again once a fault mapped it.
  */
-static __always_inline bool mem_walk(struct sroce_mr *mr, u32 gen,
-				     u64 iova, u32 len, mem_step step,
-				     void *arg)
+static __always_inline int mem_walk(struct sroce_mr *mr, u32 gen, u64 iova,
+				    u32 len, bool write, mem_step step,
+				    void *arg)
 {
-	bool mapped = true;
+	bool mapped = true, miss = false;
 	u32 chunk, done = 0;
 	void *p;
 
 	while (done < len) {
-		p = map_chunk(mr, gen, iova + done, len - done, &chunk);
+		p = map_chunk(mr, gen, iova + done, len - done, write, &chunk,
+			      &miss);
+		if (miss) {
+			unmap_chunk(mr, p);
+			return -EFAULT;
+		}
 		mapped &= !!p;
 		step(p, done, chunk, done + chunk == len, arg);
 		unmap_chunk(mr, p);
 		done += chunk;
 	}
-	return mapped;
+	return mapped ? 0 : -EACCES;
 }
 
 /* Where packet data comes from: @skb at @off. */
@@ -344,15 +372,18 @@ static void step_copy_out(void *p, u32 done, u32 chunk, bool last, void *arg)
  * Packets are placed in PSN order, so the message's last byte is the
  * last store of its last packet.
  *
- * Return: true, or false when a fast-registration MR was invalidated or
- * registered anew since the check: what was not placed by then is not.
+ * Return: 0; -EACCES when a fast-registration MR was invalidated or
+ * registered anew since the check: what was not placed by then is not;
+ * or -EFAULT when a page of an on-demand paged MR is not mapped: part of
+ * the data may have been placed, the rest is to be placed again once a
+ * fault mapped it.
  */
-bool sroce_mem_copy_in(struct sroce_mr *mr, u32 gen, u64 iova,
-		       const struct sk_buff *skb, unsigned int off, u32 len)
+int sroce_mem_copy_in(struct sroce_mr *mr, u32 gen, u64 iova,
+		      const struct sk_buff *skb, unsigned int off, u32 len)
 {
 	struct skb_src src = { .skb = skb, .off = off };
 
-	return mem_walk(mr, gen, iova, len, step_copy_in, &src);
+	return mem_walk(mr, gen, iova, len, true, step_copy_in, &src);
 }
 
 /**
@@ -363,13 +394,14 @@ bool sroce_mem_copy_in(struct sroce_mr *mr, u32 gen, u64 iova,
  * @buf: destination
  * @len: bytes
  *
- * Return: true, or false as sroce_mem_copy_in(): @buf then holds zeros
- * where the memory was not read, never another registration's bytes.
+ * Return: 0, or -EACCES or -EFAULT as sroce_mem_copy_in(): @buf then
+ * holds zeros where the memory was not read (or is not filled), never
+ * another registration's bytes.
  */
-bool sroce_mem_copy_out(struct sroce_mr *mr, u32 gen, u64 iova, void *buf,
-			u32 len)
+int sroce_mem_copy_out(struct sroce_mr *mr, u32 gen, u64 iova, void *buf,
+		       u32 len)
 {
-	return mem_walk(mr, gen, iova, len, step_copy_out, buf);
+	return mem_walk(mr, gen, iova, len, false, step_copy_out, buf);
 }
 
 /**
@@ -428,21 +460,25 @@ bool sroce_mem_attach(struct sroce_mr *mr, u64 iova, u32 len,
  *
  * Return: as sroce_mem_copy_in().
  */
-bool sroce_mem_copy_in_buf(struct sroce_mr *mr, u32 gen, u64 iova,
-			   const void *buf, u32 len)
+int sroce_mem_copy_in_buf(struct sroce_mr *mr, u32 gen, u64 iova,
+			  const void *buf, u32 len)
 {
-	return mem_walk(mr, gen, iova, len, step_copy_in_buf, (void *)buf);
+	return mem_walk(mr, gen, iova, len, true, step_copy_in_buf,
+			(void *)buf);
 }
 
 /*
  * May the 8 bytes an atomic access mapped at @p be used? They must be
  * mapped (-EACCES: a fast-registration MR registered anew since the
- * check), and naturally aligned in memory, and so inside one page: not
+ * check; -EFAULT: an ODP MR's page is not mapped for writing), and
+ * naturally aligned in memory, and so inside one page: not
  * only the address the request carried but the one it comes to through a
  * window and the MR's own offset into its first page (-EINVAL).
  */
-static int u64_ok(const void *p, u32 chunk)
+static int u64_ok(const void *p, u32 chunk, bool miss)
 {
+	if (miss)
+		return -EFAULT;
 	if (!p)
 		return -EACCES;
 	if (chunk != sizeof(u64) || !IS_ALIGNED((uintptr_t)p, sizeof(u64)))
@@ -464,12 +500,13 @@ enum mem_u64_op {
 static int mem_u64(struct sroce_mr *mr, u32 gen, u64 iova,
 		   enum mem_u64_op op, u64 a, u64 b, u64 *orig)
 {
+	bool miss = false;
 	u32 chunk;
 	u64 *p;
 	int err;
 
-	p = map_chunk(mr, gen, iova, sizeof(u64), &chunk);
-	err = u64_ok(p, chunk);
+	p = map_chunk(mr, gen, iova, sizeof(u64), true, &chunk, &miss);
+	err = u64_ok(p, chunk, miss);
 	if (!err && op == MEM_CMP_SWAP)
 		*orig = cmpxchg64(p, a, b);
 	else if (!err && op == MEM_FETCH_ADD)
@@ -495,8 +532,9 @@ static int mem_u64(struct sroce_mr *mr, u32 gen, u64 iova,
  * atomic with respect to every other atomic operation on it (IBA 9.4.5).
  *
  * Return: 0, -EINVAL when the 8 bytes are not naturally aligned in
- * memory, or -EACCES when the MR was registered anew since the check
- * (nothing is accessed then).
+ * memory, -EACCES when the MR was registered anew since the check, or
+ * -EFAULT when an ODP MR's page is not mapped for writing (nothing is
+ * accessed then).
  */
 int sroce_mem_atomic(struct sroce_mr *mr, u32 gen, u64 iova, bool cmp_swap,
 		     u64 compare, u64 swap_add, u64 *orig)
@@ -514,7 +552,7 @@ int sroce_mem_atomic(struct sroce_mr *mr, u32 gen, u64 iova, bool cmp_swap,
  *
  * One aligned 64-bit store, so no reader sees part of it (IBA 1.5, 9.4.7).
  *
- * Return: 0, -EINVAL or -EACCES as sroce_mem_atomic().
+ * Return: 0, -EINVAL, -EACCES or -EFAULT as sroce_mem_atomic().
  */
 int sroce_mem_atomic_write(struct sroce_mr *mr, u32 gen, u64 iova, u64 val)
 {

@@ -17,12 +17,12 @@ struct sroce_mr *sroce_mem_get_remote(struct sroce_dev *sdev,
 				      u32 *gen);
 int sroce_mem_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 qpn,
 			 u32 rkey);
-bool sroce_mem_copy_in(struct sroce_mr *mr, u32 gen, u64 iova,
-		       const struct sk_buff *skb, unsigned int off, u32 len);
-bool sroce_mem_copy_in_buf(struct sroce_mr *mr, u32 gen, u64 iova,
-			   const void *buf, u32 len);
-bool sroce_mem_copy_out(struct sroce_mr *mr, u32 gen, u64 iova, void *buf,
-			u32 len);
+int sroce_mem_copy_in(struct sroce_mr *mr, u32 gen, u64 iova,
+		      const struct sk_buff *skb, unsigned int off, u32 len);
+int sroce_mem_copy_in_buf(struct sroce_mr *mr, u32 gen, u64 iova,
+			  const void *buf, u32 len);
+int sroce_mem_copy_out(struct sroce_mr *mr, u32 gen, u64 iova, void *buf,
+		       u32 len);
 bool sroce_mem_attach(struct sroce_mr *mr, u64 iova, u32 len,
 		      struct sk_buff *skb, unsigned int room);
 int sroce_mem_atomic(struct sroce_mr *mr, u32 gen, u64 iova, bool cmp_swap,

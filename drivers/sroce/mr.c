@@ -10,8 +10,9 @@
  * Access rights follow IBA 10.6.3.1: remote write and remote atomic
  * require local write. IB_ACCESS_FLUSH_GLOBAL lets FLUSH requests name
  * the MR (IBA 1.5, 10.6.3.1; kernels without the FLUSH rights cannot ask
- * for it). On-demand paging and IB_ACCESS_FLUSH_PERSISTENT are not
- * supported (-EOPNOTSUPP): sroce has no persistent memory to promise.
+ * for it). IB_ACCESS_ON_DEMAND registers user memory without pinning it
+ * (odp.c). IB_ACCESS_FLUSH_PERSISTENT is not supported (-EOPNOTSUPP):
+ * sroce has no persistent memory to promise.
  * Optional flags (relaxed ordering) and the huge-page hint are accepted
  * and ignored, as the RDMA core intends.
  */
@@ -20,20 +21,23 @@
 #include "device.h"
 #include "key.h"
 #include "mr.h"
+#include "odp.h"
 #include "params.h"
 #include "qp.h"
 
 #define MR_ACCESS_FLAGS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
 			 IB_ACCESS_MW_BIND | IB_ACCESS_HUGETLB | \
-			 IB_ACCESS_OPTIONAL | IB_ACCESS_FLUSH_GLOBAL)
+			 IB_ACCESS_OPTIONAL | IB_ACCESS_FLUSH_GLOBAL | \
+			 IB_ACCESS_ON_DEMAND)
 
 static int check_access(int access)
 {
 	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IB_ACCESS_LOCAL_WRITE))
 		return -EINVAL;
-	if (access & (IB_ACCESS_ON_DEMAND | IB_ACCESS_FLUSH_PERSISTENT))
+	if ((access & IB_ACCESS_FLUSH_PERSISTENT) ||
+	    ((access & IB_ACCESS_ON_DEMAND) && !sroce_odp_supported()))
 		return -EOPNOTSUPP;
 	if (access & ~MR_ACCESS_FLAGS)
 		return -EINVAL;
@@ -86,7 +90,9 @@ static void mr_free(struct sroce_dev *sdev, struct sroce_mr *mr)
 	sroce_key_free(sdev, mr->key);
 	sroce_mr_put(mr);
 	wait_for_completion(&mr->released);
-	if (mr->umem)
+	if (mr->type == SROCE_MR_ODP)
+		sroce_odp_release(mr);
+	else if (mr->umem)
 		ib_umem_release(mr->umem);
 	kvfree(mr->upages);
 	kfree(mr->pages);
@@ -138,6 +144,28 @@ struct ib_mr *sroce_mr_get_dma(struct ib_pd *ibpd, int access)
 	return mr_publish(sdev, mr);
 }
 
+/* Register [start, start + length) on demand (odp.c) as a new MR at @iova. */
+static struct ib_mr *mr_reg_odp(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access)
+{
+	struct sroce_dev *sdev = to_sdev(ibpd->device);
+	struct sroce_mr *mr;
+	int err;
+
+	mr = mr_new(sdev, SROCE_MR_ODP, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->ibmr.device = ibpd->device;
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = length;
+	err = sroce_odp_reg(mr, start, length, access);
+	if (err) {
+		mr_free(sdev, mr);
+		return ERR_PTR(err);
+	}
+	return mr_publish(sdev, mr);
+}
+
 /* Pin [start, start + length) and register it as a new MR at @iova. */
 static struct ib_mr *mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length,
 				 u64 iova, int access)
@@ -149,6 +177,8 @@ static struct ib_mr *mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length,
 
 	if (!length || length > SROCE_MAX_MR_SIZE)
 		return ERR_PTR(-EINVAL);
+	if (access & IB_ACCESS_ON_DEMAND)
+		return mr_reg_odp(ibpd, start, length, iova, access);
 	mr = mr_new(sdev, SROCE_MR_USER, access);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
@@ -273,13 +303,22 @@ struct ib_mr *sroce_mr_rereg_user(struct ib_mr *ibmr, int flags, u64 start,
 	struct ib_mr *new;
 	int err;
 
-	if (mr->type != SROCE_MR_USER)
+	if (mr->type != SROCE_MR_USER && mr->type != SROCE_MR_ODP)
 		return ERR_PTR(-EINVAL);
 	if (!(flags & IB_MR_REREG_ACCESS))
 		access = mr->access;
 	err = check_access(access);
 	if (err)
 		return ERR_PTR(err);
+	/* Paged on demand, or to be: register anew, keep nothing. */
+	if (mr->type == SROCE_MR_ODP || (access & IB_ACCESS_ON_DEMAND)) {
+		if (!(flags & IB_MR_REREG_TRANS)) {
+			start = mr->umem->address;
+			length = mr->ibmr.length;
+			iova = mr->ibmr.iova;
+		}
+		goto anew;
+	}
 
 	if (!(flags & IB_MR_REREG_TRANS)) {
 		if (mr->umem->writable || !ib_access_writable(access))
@@ -289,6 +328,7 @@ struct ib_mr *sroce_mr_rereg_user(struct ib_mr *ibmr, int flags, u64 start,
 		length = mr->ibmr.length;
 		iova = mr->ibmr.iova;
 	}
+anew:
 	err = mr_block_binds(mr);
 	if (err)
 		return ERR_PTR(err);

@@ -17,11 +17,13 @@ struct sroce_qp;
  * @SROCE_MR_DMA: all of kernel memory (get_dma_mr)
  * @SROCE_MR_USER: pinned user memory (@umem)
  * @SROCE_MR_FAST: a page list set by a fast-registration WR (@pages)
+ * @SROCE_MR_ODP: on-demand paged user memory (@odp, @odp_map; odp.c)
  */
 enum sroce_mr_type {
 	SROCE_MR_DMA,
 	SROCE_MR_USER,
 	SROCE_MR_FAST,
+	SROCE_MR_ODP,
 };
 
 /**
@@ -51,11 +53,19 @@ enum sroce_mr_type {
  * @reg_gen: counts the registrations of a fast-registration MR: each REG_MR
  *	     adds one under @reg_lock and the key-table lock. An access reads
  *	     it with its check and copies only while it is unchanged (mem.c)
+ * @odp: the RDMA core's on-demand paging umem (SROCE_MR_ODP)
+ * @odp_map: one entry per page of @odp from its first page: the page's
+ *	     struct page pointer, with SROCE_ODP_WRITABLE when it is mapped
+ *	     for writing, or 0 when it is not mapped; written under
+ *	     @reg_lock (with @odp's umem_mutex held), read by the data path
+ *	     under @reg_lock (SROCE_MR_ODP; odp.c)
  * @reg_lock: held by the data path while it copies to or from a
- *	      fast-registration MR's memory, and by REG_MR and invalidation
- *	      (under the key-table lock) while they change @valid and the
- *	      @reg_* fields: an invalidation waits for a copy under way, and
- *	      no copy touches a translation once invalidated (mem.c)
+ *	      fast-registration or on-demand paged MR's memory, by REG_MR
+ *	      and invalidation (under the key-table lock) while they change
+ *	      @valid and the @reg_* fields, and by the ODP fault and
+ *	      invalidation paths while they change @odp_map: an
+ *	      invalidation waits for a copy under way, and no copy touches
+ *	      a translation or a page once invalidated (mem.c, odp.c)
  * @lock: makes the bound-window check of deregistration and a bind
  *	  exclusive
  * @dying: deregistration, or a rereg that registers anew, has begun: no
@@ -82,6 +92,8 @@ struct sroce_mr {
 	u32 reg_page_size;
 	bool valid;
 	u32 reg_gen;
+	struct ib_umem_odp *odp;
+	unsigned long *odp_map;
 	spinlock_t reg_lock;		/* see above */
 	spinlock_t lock;		/* see above */
 	bool dying;

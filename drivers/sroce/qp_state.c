@@ -30,7 +30,8 @@
 
 #define QP_ACCESS_FLAGS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			 IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT)
+			 IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT | \
+			 IB_ACCESS_ON_DEMAND)
 
 /* Range checks of IBA 11.2.4.2 and of our device limits. */
 static int check_ranges(const struct ib_qp_attr *attr, int mask)

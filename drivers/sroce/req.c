@@ -216,8 +216,9 @@ static bool send_packets(struct sroce_qp *qp, int budget)
 			break;
 		}
 		if (!out.sent) {
-			/* No memory now: try again a tick later. */
-			sroce_task_kick(&qp->req.task);
+			/* A fault's end runs us; no memory: a tick later. */
+			if (!out.fault)
+				sroce_task_kick(&qp->req.task);
 			break;
 		}
 		sroce_retry_sent(qp, &out);
@@ -333,6 +334,7 @@ int sroce_req_init(struct sroce_qp *qp)
 	atomic_set(&req->zcopy_live, 0);
 	sroce_retry_init(qp);
 	sroce_task_init(&req->task, req_engine, qp->engine_bh);
+	sroce_odp_fault_init(&req->fault, to_sdev(qp->ibqp.device), &req->task);
 	return 0;
 }
 
@@ -352,6 +354,8 @@ void sroce_req_stop(struct sroce_qp *qp)
 	sroce_task_stop(&qp->req.task);
 	sroce_retry_stop(qp);
 	skb_queue_purge(&qp->req.resp_pkts);
+	sroce_odp_fault_cancel(&qp->req.fault);
+	qp->req.fault_resend = false;
 }
 
 /**

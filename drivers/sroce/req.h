@@ -9,6 +9,7 @@
 #include "cwnd.h"
 #include "retry.h"
 #include "sgl.h"
+#include "odp.h"
 #include "task.h"
 #include "zcopy.h"
 
@@ -117,6 +118,12 @@ struct sroce_swqe {
  *		  is set again; written by the stack's callbacks, any context
  * @zcopy_waiting: the completer stopped at a WQE whose packets still hold
  *		   its pages: the last one's release runs the engine (zcopy.c)
+ * @fault: the engine's fault of on-demand paged memory (odp.c): the
+ *	   requester's, for the payload it sends, or the completer's, for a
+ *	   READ response or atomic result it places
+ * @fault_resend: the completer dropped a response whose memory was not
+ *		  mapped: once @fault ends, send again from @fault_psn
+ * @fault_psn: see @fault_resend
  *
  * Everything but the timers and @resp_pkts belongs to @task: only the
  * running engine touches it (see task.c).
@@ -144,6 +151,9 @@ struct sroce_req {
 	atomic_t zcopy_live;
 	bool zcopy_copied;
 	bool zcopy_waiting;
+	struct sroce_odp_fault fault;
+	bool fault_resend;
+	u32 fault_psn;
 };
 
 /**

@@ -105,6 +105,9 @@ static const struct resp_error resp_errors[] = {
 	[SROCE_RESP_RNR] = {
 		.drop = SROCE_STAT_RX_DROP_NO_RWQE,
 	},
+	[SROCE_RESP_FAULT] = {
+		.drop = SROCE_STAT_RX_DROP_ODP,
+	},
 	[SROCE_RESP_INV_REQ] = {
 		.nak = SROCE_NAK_INVALID_REQ,
 		.event = IB_EVENT_QP_REQ_ERR,
@@ -151,7 +154,8 @@ static void rewind_rwqe(struct sroce_qp *qp)
 	struct sroce_resp *resp = &qp->resp;
 
 	if (resp->have_rwqe) {
-		sroce_sgl_init(&resp->sgl, resp->rwqe.sge, resp->rwqe.num_sge);
+		sroce_sgl_init(&resp->sgl, resp->rwqe.sge, resp->rwqe.num_sge,
+			       &resp->fault);
 		resp->recv_len = 0;
 	}
 }
@@ -192,7 +196,13 @@ static void resp_error(struct sroce_qp *qp, enum sroce_resp_result res, u32 psn)
 	trace_sroce_resp_error(qp, psn, res, 0);
 	e = &resp_errors[res];
 	sroce_fault_error_delay();
-	if (sroce_qp_is_reliable(qp) && res == SROCE_RESP_RNR) {
+	/*
+	 * A page fault of on-demand paged memory is answered as a missing
+	 * receive WQE is: the requester waits and sends again, as hardware
+	 * has it (Documentation/datapath.md, "On-demand paging").
+	 */
+	if (sroce_qp_is_reliable(qp) &&
+	    (res == SROCE_RESP_RNR || res == SROCE_RESP_FAULT)) {
 		sroce_stats_add(&sdev->stats, SROCE_STAT_RNR_NAKS_SENT, 1);
 		sroce_reply_nak(qp, SROCE_AETH_RNR_NAK | qp->attr.min_rnr_timer, psn);
 		return;
@@ -208,7 +218,7 @@ static void resp_error(struct sroce_qp *qp, enum sroce_resp_result res, u32 psn)
 		return;
 	}
 	sroce_stats_drop(&sdev->stats, e->drop);
-	if (qp->srq && res != SROCE_RESP_RNR)
+	if (qp->srq && res != SROCE_RESP_RNR && res != SROCE_RESP_FAULT)
 		sroce_exec_fail_rwqe(qp, e->status);
 	if (qp->ibqp.qp_type == IB_QPT_UC)
 		drop_msg(qp);
@@ -427,7 +437,7 @@ static void recv_ud(struct sroce_qp *qp, struct sk_buff *skb)
 		      sroce_sgl_copy_in(sdev, qp->ibqp.pd, &resp->sgl, skb,
 					op->hdr_len, pkt->paylen);
 		if (err)
-			res = err == -ENOSPC ? SROCE_RESP_LENGTH : SROCE_RESP_WQE_PROT;
+			res = sroce_exec_sgl_result(err);
 	}
 	if (res != SROCE_RESP_OK)
 		return resp_error(qp, res, pkt->psn);
@@ -529,6 +539,7 @@ static bool resp_engine(struct sroce_task *task)
 				resp_error(qp, SROCE_RESP_ACCESS, resp->read.psn);
 				sent = 0;
 			}
+			/* -EAGAIN: a fault's end runs us again. */
 			kicked = sent < 0;
 			if (kicked || resp->read.active)
 				break;
@@ -601,6 +612,7 @@ void sroce_resp_init(struct sroce_qp *qp)
 {
 	skb_queue_head_init(&qp->resp.req_pkts);
 	sroce_task_init(&qp->resp.task, resp_engine, qp->engine_bh);
+	sroce_odp_fault_init(&qp->resp.fault, qp_dev(qp), &qp->resp.task);
 }
 
 /**
@@ -616,6 +628,7 @@ void sroce_resp_stop(struct sroce_qp *qp)
 {
 	sroce_task_stop(&qp->resp.task);
 	skb_queue_purge(&qp->resp.req_pkts);
+	sroce_odp_fault_cancel(&qp->resp.fault);
 	/* The engine is stopped: nothing else reads or sets ack_pending. */
 	local_bh_disable();
 	sroce_reply_flush_ack(qp);

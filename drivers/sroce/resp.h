@@ -5,6 +5,7 @@
 #include <linux/skbuff.h>
 #include <rdma/sroce-abi.h>
 
+#include "odp.h"
 #include "sgl.h"
 #include "task.h"
 
@@ -21,6 +22,9 @@ struct sroce_qp;
  * @SROCE_RESP_WQE_BAD: the receive WQE is malformed
  * @SROCE_RESP_RING_BAD: the receive ring's indices are corrupt
  * @SROCE_RESP_CQ_FULL: executed, but its completion overflowed the CQ
+ * @SROCE_RESP_FAULT: not executed: a page of on-demand paged memory it
+ *		      reaches is not mapped, and the responder's fault was
+ *		      queued (odp.c); the packet is to come again
  *
  * What follows an error depends on it and on the transport: see
  * resp_error() (resp.c) and the table in Documentation/responder-errors.md.
@@ -35,6 +39,7 @@ enum sroce_resp_result {
 	SROCE_RESP_WQE_BAD,
 	SROCE_RESP_RING_BAD,
 	SROCE_RESP_CQ_FULL,
+	SROCE_RESP_FAULT,
 };
 
 /**
@@ -137,6 +142,7 @@ struct sroce_read {
  *	  referenced for that time only (NULL outside, or if none matches)
  * @xsrqn: XRC target QP: the number of the XRC SRQ of the message in
  *	   progress, or of the last one; @rwqe came from it
+ * @fault: the responder's fault of on-demand paged memory (odp.c)
  *
  * Everything belongs to @task but @req_pkts (see task.c).
  */
@@ -168,6 +174,7 @@ struct sroce_resp {
 	struct sroce_read read;
 	struct sroce_srq *xsrq;
 	u32 xsrqn;
+	struct sroce_odp_fault fault;
 };
 
 void sroce_resp_init(struct sroce_qp *qp);

@@ -358,6 +358,44 @@ bool sroce_retry_loss(struct sroce_qp *qp, u32 psn, bool timeout)
 }
 
 /**
+ * sroce_retry_hold() - responses from a PSN on are to be sent again
+ * @qp: the QP; called by its send engine
+ * @psn: the first PSN whose response was dropped
+ *
+ * The completer dropped a response because its local memory was not
+ * mapped (on-demand paging: comp.c) and resends when the fault ends
+ * (sroce_retry_fault()). Meanwhile the responses after it, which now look
+ * lost, spend no retry: as after a resend, a loss at @psn or later is
+ * already being recovered. The transport timer still runs.
+ */
+void sroce_retry_hold(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_retry *rt = &qp->req.retry;
+
+	rt->retrying = true;
+	rt->psn = psn;
+}
+
+/**
+ * sroce_retry_fault() - send again from a PSN, a fault having ended
+ * @qp: the QP; called by its send engine
+ * @psn: the PSN sroce_retry_hold() was given
+ *
+ * Nothing was lost on the network, so no retry is spent and the window
+ * stays as it is: the requester goes back to @psn and sends again.
+ */
+void sroce_retry_fault(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_retry *rt = &qp->req.retry;
+
+	rt->retrying = true;
+	rt->psn = psn;
+	sroce_stats_add(&to_sdev(qp->ibqp.device)->stats,
+			SROCE_STAT_RETRANSMITS, 1);
+	rewind(qp, psn);
+}
+
+/**
  * sroce_retry_rnr() - an RNR NAK: wait, then resend from its PSN
  * @qp: the QP; called by its send engine, with a WQE outstanding
  * @psn: the NAK's PSN

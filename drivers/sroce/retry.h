@@ -71,6 +71,8 @@ void sroce_retry_sent(struct sroce_qp *qp, const struct sroce_build_sent *out);
 void sroce_retry_wait(struct sroce_qp *qp);
 void sroce_retry_acked(struct sroce_qp *qp, u32 psn);
 bool sroce_retry_loss(struct sroce_qp *qp, u32 psn, bool timeout);
+void sroce_retry_hold(struct sroce_qp *qp, u32 psn);
+void sroce_retry_fault(struct sroce_qp *qp, u32 psn);
 bool sroce_retry_rnr(struct sroce_qp *qp, u32 psn, u8 timer);
 void sroce_retry_rnr_over(struct sroce_qp *qp);
 bool sroce_retry_timed_out(struct sroce_qp *qp);

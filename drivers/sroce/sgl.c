@@ -11,6 +11,7 @@
  */
 #include "mem.h"
 #include "mr.h"
+#include "odp.h"
 #include "sgl.h"
 
 /**
@@ -65,23 +66,42 @@ static struct sroce_mr *sgl_next(struct sroce_dev *sdev, struct ib_pd *pd,
 
 /*
  * One step of a walk: @n bytes at @iova of @mr (checked against
- * registration @gen), the next @n of the data that @arg says where. False
- * ends the walk with the walk's error.
+ * registration @gen), the next @n of the data that @arg says where. An
+ * error ends the walk with it.
  */
-typedef bool (*sgl_step)(struct sroce_mr *mr, u32 gen, u64 iova, u32 n,
-			 void *arg);
+typedef int (*sgl_step)(struct sroce_mr *mr, u32 gen, u64 iova, u32 n,
+			void *arg);
+
+/*
+ * A page of an ODP MR in the piece at @iova, @n bytes, is not mapped:
+ * fault in the rest of the entry from there, so that the next packets
+ * find their pages too. Returns -EFAULT (wait for the fault), or -EACCES
+ * when the list has no fault to queue or the last one of this range
+ * failed.
+ */
+static int sgl_fault(struct sroce_sgl *sgl, struct sroce_mr *mr, u64 iova,
+		     u32 n, int access)
+{
+	u32 size = READ_ONCE(sgl->sge[sgl->idx].length);
+	u64 rest = size > sgl->off ? size - sgl->off + n : n;
+
+	if (!sgl->fault ||
+	    sroce_odp_fault_queue(sgl->fault, mr, iova, rest, !!access))
+		return -EACCES;
+	return -EFAULT;
+}
 
 /*
  * Walk @len bytes of the list with the right @access, one step a piece.
- * Returns 0; the error of sgl_next(); or @fail when a step said no.
+ * Returns 0; the error of sgl_next(); the error of a step; or -EFAULT as
+ * sgl_fault(): the list's position is then past the piece that faulted.
  */
 static __always_inline int sgl_walk(struct sroce_dev *sdev, struct ib_pd *pd,
 				    struct sroce_sgl *sgl, u32 len, int access,
-				    sgl_step step, void *arg, int fail)
+				    sgl_step step, void *arg)
 {
 	struct sroce_mr *mr;
 	u32 n, gen;
-	bool ok;
 	u64 iova;
 	int err;
 
@@ -89,10 +109,12 @@ static __always_inline int sgl_walk(struct sroce_dev *sdev, struct ib_pd *pd,
 		mr = sgl_next(sdev, pd, sgl, len, access, &iova, &gen, &n, &err);
 		if (!mr)
 			return err;
-		ok = step(mr, gen, iova, n, arg);
+		err = step(mr, gen, iova, n, arg);
+		if (err == -EFAULT)
+			err = sgl_fault(sgl, mr, iova, n, access);
 		sroce_mr_put(mr);
-		if (!ok)
-			return fail;
+		if (err)
+			return err;
 		len -= n;
 	}
 	return 0;
@@ -104,8 +126,8 @@ struct skb_pos {
 	unsigned int off;
 };
 
-static bool step_copy_in(struct sroce_mr *mr, u32 gen, u64 iova, u32 n,
-			 void *arg)
+static int step_copy_in(struct sroce_mr *mr, u32 gen, u64 iova, u32 n,
+			void *arg)
 {
 	struct skb_pos *pos = arg;
 
@@ -113,8 +135,8 @@ static bool step_copy_in(struct sroce_mr *mr, u32 gen, u64 iova, u32 n,
 	return sroce_mem_copy_in(mr, gen, iova, pos->skb, pos->off - n, n);
 }
 
-static bool step_copy_in_buf(struct sroce_mr *mr, u32 gen, u64 iova, u32 n,
-			     void *arg)
+static int step_copy_in_buf(struct sroce_mr *mr, u32 gen, u64 iova, u32 n,
+			    void *arg)
 {
 	const void **buf = arg;
 
@@ -122,8 +144,8 @@ static bool step_copy_in_buf(struct sroce_mr *mr, u32 gen, u64 iova, u32 n,
 	return sroce_mem_copy_in_buf(mr, gen, iova, *buf - n, n);
 }
 
-static bool step_copy_out(struct sroce_mr *mr, u32 gen, u64 iova, u32 n,
-			  void *arg)
+static int step_copy_out(struct sroce_mr *mr, u32 gen, u64 iova, u32 n,
+			 void *arg)
 {
 	void **buf = arg;
 
@@ -137,12 +159,12 @@ struct skb_room {
 	unsigned int room;
 };
 
-static bool step_attach(struct sroce_mr *mr, u32 gen, u64 iova, u32 n,
-			void *arg)
+static int step_attach(struct sroce_mr *mr, u32 gen, u64 iova, u32 n,
+		       void *arg)
 {
 	struct skb_room *to = arg;
 
-	return sroce_mem_attach(mr, iova, n, to->skb, to->room);
+	return sroce_mem_attach(mr, iova, n, to->skb, to->room) ? 0 : -EAGAIN;
 }
 
 /**
@@ -155,9 +177,11 @@ static bool step_attach(struct sroce_mr *mr, u32 gen, u64 iova, u32 n,
  * @len: bytes
  *
  * Return: 0, -ENOSPC when the list is too short (a local length error),
- * or -EACCES when an entry names memory the QP may not write, or a
+ * -EACCES when an entry names memory the QP may not write, or a
  * fast-registration MR registered anew during the copy (a local
- * protection error).
+ * protection error), or -EFAULT when an on-demand paged page is not
+ * mapped: a fault was queued (@sgl's), and the caller tries again from
+ * where it was once it ended.
  */
 int sroce_sgl_copy_in(struct sroce_dev *sdev, struct ib_pd *pd,
 		      struct sroce_sgl *sgl, const struct sk_buff *skb,
@@ -166,7 +190,7 @@ int sroce_sgl_copy_in(struct sroce_dev *sdev, struct ib_pd *pd,
 	struct skb_pos pos = { .skb = skb, .off = off };
 
 	return sgl_walk(sdev, pd, sgl, len, IB_ACCESS_LOCAL_WRITE,
-			step_copy_in, &pos, -EACCES);
+			step_copy_in, &pos);
 }
 
 /**
@@ -183,7 +207,7 @@ int sroce_sgl_copy_in_buf(struct sroce_dev *sdev, struct ib_pd *pd,
 			  struct sroce_sgl *sgl, const void *buf, u32 len)
 {
 	return sgl_walk(sdev, pd, sgl, len, IB_ACCESS_LOCAL_WRITE,
-			step_copy_in_buf, &buf, -EACCES);
+			step_copy_in_buf, &buf);
 }
 
 /**
@@ -251,7 +275,7 @@ int sroce_sgl_attach(struct sroce_dev *sdev, struct ib_pd *pd,
 	struct sroce_sgl start = *sgl;
 	int err;
 
-	err = sgl_walk(sdev, pd, sgl, len, 0, step_attach, &to, -EAGAIN);
+	err = sgl_walk(sdev, pd, sgl, len, 0, step_attach, &to);
 	if (err == -EAGAIN) {
 		unattach(skb, nr);
 		*sgl = start;
@@ -267,12 +291,12 @@ int sroce_sgl_attach(struct sroce_dev *sdev, struct ib_pd *pd,
  * @buf: destination
  * @len: bytes
  *
- * Return: 0, -ENOSPC when the list is too short, or -EACCES when an entry
+ * Return: 0, -ENOSPC when the list is too short, -EACCES when an entry
  * names memory the QP may not read, or a fast-registration MR registered
- * anew during the copy.
+ * anew during the copy, or -EFAULT as sroce_sgl_copy_in().
  */
 int sroce_sgl_copy_out(struct sroce_dev *sdev, struct ib_pd *pd,
 		       struct sroce_sgl *sgl, void *buf, u32 len)
 {
-	return sgl_walk(sdev, pd, sgl, len, 0, step_copy_out, &buf, -EACCES);
+	return sgl_walk(sdev, pd, sgl, len, 0, step_copy_out, &buf);
 }

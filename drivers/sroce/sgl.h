@@ -7,6 +7,7 @@
 #include <rdma/sroce-abi.h>
 
 struct sroce_dev;
+struct sroce_odp_fault;
 
 /**
  * struct sroce_sgl - a position in a local scatter/gather list
@@ -14,21 +15,26 @@ struct sroce_dev;
  * @num: its entries
  * @idx: current entry
  * @off: bytes of the current entry already used
+ * @fault: the engine's fault, queued when an on-demand paged page of the
+ *	   list is not mapped (odp.c); NULL: such a page fails the access
  */
 struct sroce_sgl {
 	const struct sroce_sge *sge;
 	u32 num;
 	u32 idx;
 	u32 off;
+	struct sroce_odp_fault *fault;
 };
 
 static inline void sroce_sgl_init(struct sroce_sgl *sgl,
-				  const struct sroce_sge *sge, u32 num)
+				  const struct sroce_sge *sge, u32 num,
+				  struct sroce_odp_fault *fault)
 {
 	sgl->sge = sge;
 	sgl->num = num;
 	sgl->idx = 0;
 	sgl->off = 0;
+	sgl->fault = fault;
 }
 
 u64 sroce_sgl_length(const struct sroce_sge *sge, u32 num);

@@ -27,6 +27,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	[SROCE_STAT_RX_DROP_ADDR].name = "rx_drop_addr",
 	[SROCE_STAT_RX_DROP_BACKLOG].name = "rx_drop_backlog",
 	[SROCE_STAT_RX_DROP_GHOST].name = "rx_drop_ghost",
+	[SROCE_STAT_RX_DROP_ODP].name = "rx_drop_odp",
 	[SROCE_STAT_RETRANSMITS].name = "retransmits",
 	[SROCE_STAT_TIMEOUTS].name = "timeouts",
 	[SROCE_STAT_SEQ_NAKS_RCVD].name = "seq_naks_rcvd",
@@ -39,6 +40,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	[SROCE_STAT_FLIGHT_HOLDS].name = "flight_holds",
 	[SROCE_STAT_TX_ZCOPY].name = "tx_zcopy",
 	[SROCE_STAT_TX_ZCOPY_COPIED].name = "tx_zcopy_copied",
+	[SROCE_STAT_ODP_FAULTS].name = "odp_faults",
 };
 
 static_assert(ARRAY_SIZE(sroce_stat_descs) == SROCE_NUM_STATS);

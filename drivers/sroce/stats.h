@@ -34,6 +34,9 @@
  *	(module parameter "backlog")
  * @SROCE_STAT_RX_DROP_GHOST: a response (ACK, NAK, READ response) for a
  *	PSN the requester never sent (IBA 9.7.5.2.2)
+ * @SROCE_STAT_RX_DROP_ODP: UC or UD request whose on-demand paged target
+ *			    memory was not mapped: dropped while the fault
+ *			    is resolved (RC answers an RNR NAK instead)
  * @SROCE_STAT_RETRANSMITS: requester resends (after a NAK or a timeout)
  * @SROCE_STAT_TIMEOUTS: transport timer expiries
  * @SROCE_STAT_SEQ_NAKS_RCVD: PSN sequence error NAKs received
@@ -52,6 +55,8 @@
  * @SROCE_STAT_TX_ZCOPY_COPIED: such packets whose pages the network stack
  *	copied all the same (forwarded into another namespace, as over a
  *	veth); the QP then copies its payloads itself (zcopy.c)
+ * @SROCE_STAT_ODP_FAULTS: page faults queued for on-demand paged memory
+ *	that an access found not mapped (odp.c), by any engine
  * @SROCE_NUM_STATS: number of counters
  */
 enum sroce_stat {
@@ -72,6 +77,7 @@ enum sroce_stat {
 	SROCE_STAT_RX_DROP_ADDR,
 	SROCE_STAT_RX_DROP_BACKLOG,
 	SROCE_STAT_RX_DROP_GHOST,
+	SROCE_STAT_RX_DROP_ODP,
 	SROCE_STAT_RETRANSMITS,
 	SROCE_STAT_TIMEOUTS,
 	SROCE_STAT_SEQ_NAKS_RCVD,
@@ -84,6 +90,7 @@ enum sroce_stat {
 	SROCE_STAT_FLIGHT_HOLDS,
 	SROCE_STAT_TX_ZCOPY,
 	SROCE_STAT_TX_ZCOPY_COPIED,
+	SROCE_STAT_ODP_FAULTS,
 	SROCE_NUM_STATS,
 };
 

@@ -33,6 +33,7 @@
 #include "mcast.h"
 #include "mr.h"
 #include "mw.h"
+#include "odp.h"
 #include "params.h"
 #include "pd.h"
 #include "queue.h"
@@ -64,6 +65,22 @@ static void init_attr(struct sroce_dev *sdev)
 			      IB_DEVICE_SRQ_RESIZE | IB_DEVICE_XRC |
 			      IB_DEVICE_ATOMIC_WRITE | IB_DEVICE_FLUSH_GLOBAL;
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	/* On-demand paging, for what odp.c and its tests cover (80-odp). */
+	if (sroce_odp_supported()) {
+		a->kernel_cap_flags |= IBK_ON_DEMAND_PAGING;
+		a->odp_caps.general_caps = IB_ODP_SUPPORT;
+		a->odp_caps.per_transport_caps.rc_odp_caps =
+			IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+			IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
+			IB_ODP_SUPPORT_ATOMIC | IB_ODP_SUPPORT_SRQ_RECV;
+		a->odp_caps.per_transport_caps.xrc_odp_caps =
+			a->odp_caps.per_transport_caps.rc_odp_caps;
+		a->odp_caps.per_transport_caps.uc_odp_caps =
+			IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+			IB_ODP_SUPPORT_WRITE;
+		a->odp_caps.per_transport_caps.ud_odp_caps =
+			IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV;
+	}
 	a->max_send_sge = SROCE_MAX_SEND_SGE;
 	a->max_recv_sge = SROCE_MAX_RECV_SGE;
 	a->max_sge_rd = SROCE_MAX_SGE_RD;
@@ -192,6 +209,7 @@ static const struct ib_device_ops sroce_verbs_ops = {
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = SROCE_UVERBS_ABI_VERSION,
 
+	.advise_mr = sroce_odp_advise,
 	.alloc_hw_port_stats = sroce_stats_alloc,
 	.alloc_mr = sroce_mr_alloc,
 	.alloc_mw = sroce_mw_alloc,

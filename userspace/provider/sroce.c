@@ -250,6 +250,8 @@ static const struct verbs_context_ops sroce_ctx_ops = {
 	.dealloc_pd = sroce_dealloc_pd,
 	.reg_mr = sroce_reg_mr,
 	.dereg_mr = sroce_dereg_mr,
+	/* ibv_advise_mr(): the kernel prefetches ODP MRs (odp.c). */
+	.advise_mr = ibv_cmd_advise_mr,
 	.rereg_mr = sroce_rereg_mr,
 	.alloc_mw = sroce_alloc_mw,
 	.dealloc_mw = sroce_dealloc_mw,

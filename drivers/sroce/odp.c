@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * DOC: On-demand paging
+ *
+ * An MR registered with IB_ACCESS_ON_DEMAND pins nothing. It holds the RDMA
+ * core's ODP umem (ib_umem_odp_get()), whose MMU interval notifier tells
+ * when the process's pages of the range go away, and a table of its own,
+ * @odp_map, one entry per page: the struct page and whether it may be
+ * written, or 0 when the page is not mapped. The data path reads only that
+ * table, under the MR's reg_lock, and copies under the same lock (mem.c).
+ *
+ * - Invalidation (odp_invalidate(), process context, umem_mutex held)
+ *   clears the range's entries under reg_lock before the core unmaps the
+ *   range: once it returns, no packet reads or writes a page of it.
+ * - A fault maps the range in process context: the engines run in
+ *   softirq, and hmm_range_fault() sleeps. An access that finds an entry
+ *   0 (or read-only, for a write) stops and queues a fault on the
+ *   device's ODP workqueue, one per engine at a time (struct
+ *   sroce_odp_fault). The worker calls ib_umem_odp_map_dma_and_lock(),
+ *   which retries against racing invalidations and returns with
+ *   umem_mutex held; the table is filled from the core's pfn list under
+ *   that mutex, where the list is known current; then the engine is
+ *   scheduled again. What the engine does meanwhile is the transport's
+ *   (Documentation/datapath.md, "On-demand paging"): an RC responder
+ *   answers an RNR NAK, UC and UD drop the message, a requester parks its
+ *   WQE, a completer drops the response and resends.
+ * - A fault that fails (the range is not mapped in the process, or not
+ *   writable for a write) is remembered: the next access to that range
+ *   fails as a bad range does, and the engine does not fault forever.
+ * - Registration maps what is present without faulting (a snapshot), as
+ *   ibv_advise_mr's PREFETCH_NO_FAULT does; PREFETCH and PREFETCH_WRITE
+ *   fault the range in, now (IB_UVERBS_ADVISE_MR_FLAG_FLUSH) or from the
+ *   workqueue.
+ *
+ * The huge-page hint is not passed to the core: the table has one entry
+ * per base page whatever backs it, so hugetlbfs and THP memory need
+ * nothing of their own.
+ */
+#include <linux/hmm.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <rdma/ib_umem_odp.h>
+#include <rdma/ib_user_verbs.h>
+
+#include "device.h"
+#include "mem.h"
+#include "mr.h"
+#include "odp.h"
+#include "params.h"
+#include "stats.h"
+#include "task.h"
+
+static struct workqueue_struct *sroce_odp_wq;
+
+/**
+ * sroce_odp_supported() - can this kernel give on-demand paging?
+ *
+ * Return: whether the RDMA core was built with it.
+ */
+bool sroce_odp_supported(void)
+{
+	return IS_ENABLED(CONFIG_INFINIBAND_ON_DEMAND_PAGING);
+}
+
+/* The process address of @iova of @mr, and its index in the table. */
+static unsigned long odp_va(const struct sroce_mr *mr, u64 iova)
+{
+	return iova - mr->ibmr.iova + mr->odp->umem.address;
+}
+
+static size_t odp_index(const struct sroce_mr *mr, unsigned long va)
+{
+	return (va - ib_umem_start(mr->odp)) >> PAGE_SHIFT;
+}
+
+/*
+ * Copy the core's view of [va, end) into the table. Called with
+ * umem_mutex held after ib_umem_odp_map_dma_and_lock() succeeded: the
+ * pfn list is then current for the range (no invalidation can run).
+ */
+static void odp_fill(struct sroce_mr *mr, unsigned long va, unsigned long end)
+{
+	struct ib_umem_odp *odp = mr->odp;
+	unsigned long *pfns = sroce_odp_pfns(odp);
+	size_t i, first, last;
+	unsigned long e;
+
+	lockdep_assert_held(&odp->umem_mutex);
+	first = odp_index(mr, ALIGN_DOWN(va, PAGE_SIZE));
+	last = odp_index(mr, ALIGN(end, PAGE_SIZE));
+	spin_lock_bh(&mr->reg_lock);
+	for (i = first; i < last; i++) {
+		e = 0;
+		if (pfns[i] & HMM_PFN_VALID) {
+			e = (unsigned long)hmm_pfn_to_page(pfns[i]);
+			if (pfns[i] & HMM_PFN_WRITE)
+				e |= SROCE_ODP_WRITABLE;
+		}
+		mr->odp_map[i] = e;
+	}
+	spin_unlock_bh(&mr->reg_lock);
+}
+
+/*
+ * Map [va, end) of @mr's process memory into the table: faulted in for
+ * reading or writing, or with @fault false only what is present.
+ */
+static int odp_map_range(struct sroce_mr *mr, unsigned long va,
+			 unsigned long end, bool write, bool fault)
+{
+	struct ib_umem_odp *odp = mr->odp;
+	int ret;
+
+	va = max(va, ib_umem_start(odp));
+	end = min(end, ib_umem_end(odp));
+	if (va >= end)
+		return -EFAULT;
+	if (write && !odp->umem.writable)
+		return -EACCES;
+	ret = ib_umem_odp_map_dma_and_lock(odp, va, end - va,
+					   write ? SROCE_ODP_ACCESS_WRITE :
+						   SROCE_ODP_ACCESS_READ, fault);
+	if (ret < 0)
+		return ret;
+	odp_fill(mr, va, end);
+	mutex_unlock(&odp->umem_mutex);
+	return 0;
+}
+
+/*
+ * The MMU interval notifier: pages of the range are going away. Clear
+ * their entries under reg_lock, which a copy holds, then let the core
+ * unmap them. umem_mutex orders this with a fault's fill.
+ */
+static bool odp_invalidate(struct mmu_interval_notifier *mni,
+			   const struct mmu_notifier_range *range,
+			   unsigned long cur_seq)
+{
+	struct ib_umem_odp *odp = container_of(mni, struct ib_umem_odp,
+					       notifier);
+	unsigned long start, end;
+	struct sroce_mr *mr;
+	size_t first, last;
+
+	if (!mmu_notifier_range_blockable(range))
+		return false;
+	mutex_lock(&odp->umem_mutex);
+	mmu_interval_set_seq(mni, cur_seq);
+	mr = odp->private;
+	start = max(range->start, ib_umem_start(odp));
+	end = min(range->end, ib_umem_end(odp));
+	/* Before sroce_odp_reg() set private, the table holds nothing. */
+	if (mr && start < end) {
+		first = odp_index(mr, start);
+		last = odp_index(mr, ALIGN(end, PAGE_SIZE));
+		spin_lock_bh(&mr->reg_lock);
+		memset(&mr->odp_map[first], 0,
+		       (last - first) * sizeof(*mr->odp_map));
+		spin_unlock_bh(&mr->reg_lock);
+		ib_umem_odp_unmap_dma_pages(odp, start, end);
+	}
+	mutex_unlock(&odp->umem_mutex);
+	return true;
+}
+
+static const struct mmu_interval_notifier_ops sroce_odp_ops = {
+	.invalidate = odp_invalidate,
+};
+
+/**
+ * sroce_odp_reg() - set up the on-demand paging of a new user MR
+ * @mr: the MR, not yet published
+ * @start: the process address of the range
+ * @length: its bytes
+ * @access: the MR's rights (IB_ACCESS_ON_DEMAND among them)
+ *
+ * Maps what is present of the range, faulting nothing in.
+ *
+ * Context: process, as the process that registers.
+ * Return: 0, -ENOMEM, or what the RDMA core returned.
+ */
+int sroce_odp_reg(struct sroce_mr *mr, u64 start, u64 length, int access)
+{
+	struct ib_umem_odp *odp;
+	size_t n;
+	int err;
+
+	n = (PAGE_ALIGN(start + length) - ALIGN_DOWN(start, PAGE_SIZE)) >>
+	    PAGE_SHIFT;
+	mr->odp_map = kvcalloc(n, sizeof(*mr->odp_map), SROCE_GFP_USER_OBJ);
+	if (!mr->odp_map)
+		return -ENOMEM;
+	odp = ib_umem_odp_get(mr->ibmr.device, start, length,
+			      access & ~IB_ACCESS_HUGETLB, &sroce_odp_ops);
+	if (IS_ERR(odp)) {
+		err = PTR_ERR(odp);
+		goto err_map;
+	}
+	if (WARN_ON_ONCE(ib_umem_odp_num_pages(odp) != n)) {
+		err = -EINVAL;
+		goto err_odp;
+	}
+	mr->odp = odp;
+	mr->umem = &odp->umem;
+	mutex_lock(&odp->umem_mutex);
+	odp->private = mr;
+	mutex_unlock(&odp->umem_mutex);
+	/* A snapshot is best effort: what is missing faults later. */
+	odp_map_range(mr, start, start + length, false, false);
+	return 0;
+
+err_odp:
+	ib_umem_odp_release(odp);
+err_map:
+	kvfree(mr->odp_map);
+	mr->odp_map = NULL;
+	return err;
+}
+
+/**
+ * sroce_odp_release() - free what sroce_odp_reg() set up
+ * @mr: the MR; no access and no fault uses it any more
+ *
+ * Releasing the umem removes the notifier, waiting for one running.
+ */
+void sroce_odp_release(struct sroce_mr *mr)
+{
+	if (mr->odp)
+		ib_umem_odp_release(mr->odp);
+	mr->odp = NULL;
+	mr->umem = NULL;
+	kvfree(mr->odp_map);
+	mr->odp_map = NULL;
+}
+
+/**
+ * sroce_odp_map() - the address of an ODP MR's byte, if its page is mapped
+ * @mr: the MR; its reg_lock is held
+ * @iova: the byte; the range was checked against the MR
+ * @len: bytes wanted from @iova
+ * @write: they are to be written
+ * @chunk: set to the bytes of [iova, iova + len) in @iova's page
+ *
+ * Return: the address, mapped with kmap_local_page(), or NULL when the
+ * page is not mapped (or not for writing): a fault is needed.
+ */
+void *sroce_odp_map(struct sroce_mr *mr, u64 iova, u32 len, bool write,
+		    u32 *chunk)
+{
+	unsigned long va = odp_va(mr, iova), e;
+	unsigned int pgoff = va & ~PAGE_MASK;
+
+	lockdep_assert_held(&mr->reg_lock);
+	*chunk = min_t(u64, len, PAGE_SIZE - pgoff);
+	e = mr->odp_map[odp_index(mr, va)];
+	if (!e || (write && !(e & SROCE_ODP_WRITABLE)))
+		return NULL;
+	return kmap_local_page((struct page *)(e & ~SROCE_ODP_WRITABLE)) +
+	       pgoff;
+}
+
+/* Map a range of an ODP MR in process context. */
+static int odp_fault(struct sroce_mr *mr, u64 iova, u64 len, bool write,
+		     bool fault)
+{
+	unsigned long va = odp_va(mr, iova);
+
+	return odp_map_range(mr, va, va + len, write, fault);
+}
+
+static void odp_fault_work(struct work_struct *work)
+{
+	struct sroce_odp_fault *f = container_of(work, struct sroce_odp_fault,
+						 work);
+	struct sroce_mr *mr = f->mr;
+	int err;
+
+	err = odp_fault(mr, f->iova, f->len, f->write, true);
+	spin_lock_bh(&f->lock);
+	f->failed = err;
+	if (err) {
+		f->failed_key = mr->key;
+		f->failed_iova = f->iova;
+		f->failed_end = f->iova + f->len;
+	}
+	f->mr = NULL;
+	f->busy = false;
+	spin_unlock_bh(&f->lock);
+	sroce_mr_put(mr);
+	sroce_task_sched(f->task);
+}
+
+/**
+ * sroce_odp_fault_init() - set up an engine's fault
+ * @f: the fault
+ * @sdev: the device
+ * @task: the engine to schedule when a fault ends
+ */
+void sroce_odp_fault_init(struct sroce_odp_fault *f, struct sroce_dev *sdev,
+			  struct sroce_task *task)
+{
+	INIT_WORK(&f->work, odp_fault_work);
+	spin_lock_init(&f->lock);
+	f->sdev = sdev;
+	f->task = task;
+}
+
+/**
+ * sroce_odp_fault_queue() - an access found a page of an ODP MR missing
+ * @f: the engine's fault
+ * @mr: the MR, referenced by the caller
+ * @iova: the first byte missing
+ * @len: bytes of the access from @iova (at most SROCE_ODP_FAULT_MAX are
+ *	 mapped)
+ * @write: the access writes
+ *
+ * Queues a fault, unless one of the engine's is queued or running: its
+ * end schedules the engine, which tries the access again.
+ *
+ * Context: any; bottom halves may be enabled or not.
+ * Return: 0, the engine is to wait; or -EACCES when the engine's last
+ * fault, of this range of this MR, failed: the access fails.
+ */
+int sroce_odp_fault_queue(struct sroce_odp_fault *f, struct sroce_mr *mr,
+			  u64 iova, u64 len, bool write)
+{
+	unsigned long flags;
+	int err = 0;
+
+	spin_lock_irqsave(&f->lock, flags);
+	if (f->failed && f->failed_key == mr->key && iova >= f->failed_iova &&
+	    iova < f->failed_end) {
+		f->failed = false;
+		err = -EACCES;
+	} else if (!f->busy) {
+		f->busy = true;
+		refcount_inc(&mr->ref);
+		f->mr = mr;
+		f->iova = iova;
+		f->len = min_t(u64, len, SROCE_ODP_FAULT_MAX);
+		f->write = write;
+		sroce_stats_add(&f->sdev->stats, SROCE_STAT_ODP_FAULTS, 1);
+		queue_work(sroce_odp_wq, &f->work);
+	}
+	spin_unlock_irqrestore(&f->lock, flags);
+	return err;
+}
+
+/**
+ * sroce_odp_fault_busy() - is a fault of the engine's queued or running?
+ * @f: the fault
+ *
+ * Return: true while it is.
+ */
+bool sroce_odp_fault_busy(struct sroce_odp_fault *f)
+{
+	return READ_ONCE(f->busy);
+}
+
+/**
+ * sroce_odp_fault_cancel() - wait for an engine's fault, or cancel it
+ * @f: the fault
+ *
+ * Afterwards no fault of the engine is queued or running, and none
+ * schedules the engine, until the next sroce_odp_fault_queue().
+ *
+ * Context: process.
+ */
+void sroce_odp_fault_cancel(struct sroce_odp_fault *f)
+{
+	struct sroce_mr *mr = NULL;
+
+	if (!f->task)
+		return;
+	if (cancel_work_sync(&f->work)) {
+		/* It never ran: undo what queueing it took. */
+		spin_lock_bh(&f->lock);
+		mr = f->mr;
+		f->mr = NULL;
+		f->busy = false;
+		spin_unlock_bh(&f->lock);
+	}
+	spin_lock_bh(&f->lock);
+	f->failed = false;
+	spin_unlock_bh(&f->lock);
+	if (mr)
+		sroce_mr_put(mr);
+}
+
+/* An asynchronous prefetch: the ranges, their MRs referenced. */
+struct odp_prefetch {
+	struct work_struct work;
+	bool write;
+	bool fault;
+	u32 num;
+	struct {
+		struct sroce_mr *mr;
+		u64 iova;
+		u32 len;
+	} sge[];
+};
+
+static void odp_prefetch_work(struct work_struct *work)
+{
+	struct odp_prefetch *p = container_of(work, struct odp_prefetch, work);
+	u32 i;
+
+	/* Best effort: a range that cannot be mapped faults at its access. */
+	for (i = 0; i < p->num; i++) {
+		odp_fault(p->sge[i].mr, p->sge[i].iova, p->sge[i].len,
+			  p->write, p->fault);
+		sroce_mr_put(p->sge[i].mr);
+	}
+	kfree(p);
+}
+
+/*
+ * The ODP MR of an advice's SGE: the key must name an ODP MR of @ibpd
+ * whose range holds the SGE, with the local write right for a write.
+ */
+static int advise_mr_get(struct sroce_dev *sdev, struct ib_pd *ibpd,
+			 const struct ib_sge *sge, bool write,
+			 struct sroce_mr **mrp)
+{
+	struct sroce_mr *mr;
+	u32 gen;
+
+	mr = sroce_mem_get_local(sdev, ibpd, sge->lkey, sge->addr, sge->length,
+				 0, &gen);
+	if (!mr)
+		return -EINVAL;
+	if (mr->type != SROCE_MR_ODP) {
+		sroce_mr_put(mr);
+		return -EINVAL;
+	}
+	if (write && !(READ_ONCE(mr->access) & IB_ACCESS_LOCAL_WRITE)) {
+		sroce_mr_put(mr);
+		return -EPERM;
+	}
+	*mrp = mr;
+	return 0;
+}
+
+/**
+ * sroce_odp_advise() - ib_device_ops.advise_mr (ibv_advise_mr)
+ * @ibpd: the PD of the MRs
+ * @advice: PREFETCH (map for reading), PREFETCH_WRITE (map for writing)
+ *	    or PREFETCH_NO_FAULT (map what is present, fault nothing in)
+ * @flags: IB_UVERBS_ADVISE_MR_FLAG_FLUSH: done before this returns, its
+ *	   errors returned; without it, queued, best effort
+ * @sg_list: the ranges: each lies in an ODP MR of @ibpd
+ * @num_sge: entries of @sg_list
+ * @attrs: unused
+ *
+ * Context: process.
+ * Return: 0; -EOPNOTSUPP for another advice or flag; -EINVAL for a key
+ * that names no ODP MR of the PD, or a range outside it; -EPERM for a
+ * write advice on an MR without the local write right; -ENOMEM; with
+ * the flush flag, the error of a fault (-EFAULT: the range is not mapped
+ * in the process).
+ */
+int sroce_odp_advise(struct ib_pd *ibpd,
+		     enum ib_uverbs_advise_mr_advice advice, u32 flags,
+		     struct ib_sge *sg_list, u32 num_sge,
+		     struct uverbs_attr_bundle *attrs)
+{
+	struct sroce_dev *sdev = to_sdev(ibpd->device);
+	bool write = advice == IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE;
+	bool fault = advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT;
+	struct odp_prefetch *p;
+	struct sroce_mr *mr;
+	int err = 0;
+	u32 i;
+
+	if ((advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH &&
+	     advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE &&
+	     advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT) ||
+	    (flags & ~IB_UVERBS_ADVISE_MR_FLAG_FLUSH))
+		return -EOPNOTSUPP;
+	if (flags & IB_UVERBS_ADVISE_MR_FLAG_FLUSH) {
+		for (i = 0; i < num_sge && !err; i++) {
+			err = advise_mr_get(sdev, ibpd, &sg_list[i], write, &mr);
+			if (err)
+				break;
+			err = odp_fault(mr, sg_list[i].addr, sg_list[i].length,
+					write, fault);
+			sroce_mr_put(mr);
+		}
+		return err;
+	}
+	p = kzalloc(struct_size(p, sge, num_sge), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	for (i = 0; i < num_sge; i++) {
+		err = advise_mr_get(sdev, ibpd, &sg_list[i], write,
+				    &p->sge[i].mr);
+		if (err)
+			goto err_put;
+		p->sge[i].iova = sg_list[i].addr;
+		p->sge[i].len = sg_list[i].length;
+		p->num = i + 1;
+	}
+	p->write = write;
+	p->fault = fault;
+	INIT_WORK(&p->work, odp_prefetch_work);
+	queue_work(sroce_odp_wq, &p->work);
+	return 0;
+
+err_put:
+	while (p->num)
+		sroce_mr_put(p->sge[--p->num].mr);
+	kfree(p);
+	return err;
+}
+
+/**
+ * sroce_odp_module_init() - create the ODP workqueue
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int sroce_odp_module_init(void)
+{
+	sroce_odp_wq = alloc_workqueue("sroce_odp", WQ_UNBOUND, 0);
+	return sroce_odp_wq ? 0 : -ENOMEM;
+}
+
+/**
+ * sroce_odp_module_exit() - destroy the ODP workqueue
+ *
+ * Every device is gone: no fault or prefetch is queued any more.
+ */
+void sroce_odp_module_exit(void)
+{
+	destroy_workqueue(sroce_odp_wq);
+}
