@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """
 tests/lib-bigmem.py: MRs past 4 GiB and on huge pages, accessed by RDMA
-WRITE, READ, SEND and atomics, every byte checked.
+WRITE, READ, SEND and atomics, every byte checked. tests/lib-odp.py
+imports its accesses (Run), End, av and poll_one.
 
     lib-bigmem.py --dev-a A --gid-a I --dev-b B --gid-b J
                   [--huge-dir DIR] [--skip thp,hugetlbfs]
@@ -64,14 +65,27 @@ WC_OF = {e.IBV_WR_RDMA_WRITE: e.IBV_WC_RDMA_WRITE,
          e.IBV_WR_ATOMIC_CMP_AND_SWP: e.IBV_WC_COMP_SWAP}
 
 
+def poll_one(cq, timeout=None):
+    """The next completion of cq, or None after timeout seconds (None:
+    wait as long as it takes; the harness's timeout is the deadline)."""
+    end = None if timeout is None else time.monotonic() + timeout
+    while True:
+        k, wcs = cq.poll(num_entries=1)
+        if k:
+            return wcs[0]
+        if end is not None and time.monotonic() > end:
+            return None
+        time.sleep(0.001)
+
+
 class End:
-    def __init__(self, name, gid):
+    def __init__(self, name, gid, qp_type=e.IBV_QPT_RC):
         self.ctx = Context(name=name)
         self.gid_index = gid
         self.pd = PD(self.ctx)
         self.cq = CQ(self.ctx, 64, None, None, 0)
         self.qp = QP(self.pd, QPInitAttr(
-            qp_type=e.IBV_QPT_RC, scq=self.cq, rcq=self.cq,
+            qp_type=qp_type, scq=self.cq, rcq=self.cq,
             cap=QPCap(max_send_wr=16, max_recv_wr=16), sq_sig_all=1))
 
     def close(self):
@@ -168,12 +182,7 @@ class Run:
         No deadline: a completion that never comes is the harness's
         timeout, not a guess of how slow a kernel may be.
         """
-        while True:
-            k, wcs = end.cq.poll(num_entries=1)
-            if k:
-                break
-            time.sleep(0.001)
-        w = wcs[0]
+        w = poll_one(end.cq)
         if w.status != e.IBV_WC_SUCCESS or w.wr_id != wr_id or \
                 w.opcode != opcode or \
                 (length is not None and w.byte_len != length):

@@ -154,9 +154,15 @@ void mr_cases(void)
 		  try_reg_mr(b.buf, BUF_LEN, IBV_ACCESS_REMOTE_ATOMIC));
 	check_err("reg_mr unknown access bit", EINVAL,
 		  try_reg_mr(b.buf, BUF_LEN, lw | UNKNOWN_ACCESS));
-	/* No IBK_ON_DEMAND_PAGING: EINVAL up to Linux 6.1, EOPNOTSUPP since. */
-	check_err2("reg_mr ON_DEMAND", EINVAL, EOPNOTSUPP,
-		   try_reg_mr(b.buf, BUF_LEN, lw | IBV_ACCESS_ON_DEMAND));
+	/*
+	 * On-demand paging (odp.c) takes the rights pinned MRs take, and
+	 * refuses the same: remote write without local write.
+	 */
+	check_err("reg_mr ON_DEMAND", 0,
+		  try_reg_mr(b.buf, BUF_LEN, lw | IBV_ACCESS_ON_DEMAND));
+	check_err("reg_mr ON_DEMAND REMOTE_WRITE without LOCAL_WRITE", EINVAL,
+		  try_reg_mr(b.buf, BUF_LEN, IBV_ACCESS_ON_DEMAND |
+			     IBV_ACCESS_REMOTE_WRITE));
 	check_err("reg_mr length 0", EINVAL, try_reg_mr(b.buf, 0, lw));
 	/* Pinning fails in the core. */
 	check_err("reg_mr unmapped address", EFAULT,
