@@ -25,8 +25,11 @@
 #
 # With the notifier's clearing of the page table taken out
 # (drivers/sroce/odp.c, odp_invalidate()), the WRITE after MADV_DONTNEED
-# lands in the pages the process no longer has: refault and concurrent
-# fail their byte checks, and munmap's WRITE succeeds.
+# lands in the pages the process no longer has: refault fails its byte
+# checks, and munmap's WRITE succeeds. With the completer's or the
+# requester's wait for a fault taken out (drivers/sroce/comp.c, build.c),
+# fresh, refault and concurrent fail with local protection errors. With
+# a flushed ibv_advise_mr made a no-op, advise counts RNR NAKs after it.
 # runs-on: every
 # timeout: 300
 set -e
