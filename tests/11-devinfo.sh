@@ -17,6 +17,10 @@
 #     max_pkeys, gid_tbl_len, max_msg_sz...) equal to the one in
 #     drivers/sroce/params.h, which the test parses, so that the test
 #     fails if the driver, the provider or the header drifts;
+#   - the on-demand paging capabilities it prints are exactly those the
+#     driver has and 80-odp tests (RC and XRC: send, receive, write,
+#     read, atomics, SRQ; UC: send, receive, write; UD: send, receive;
+#     no implicit ODP);
 #   - libsroce really is the provider: libibverbs loads it from
 #     build/userspace/ and warns about nothing, and without RDMAV_DRIVERS
 #     no provider claims the devices.
@@ -86,6 +90,10 @@ guid_of_mac() {
 		"${m[3]}" "${m[4]}" "${m[5]}"
 }
 
+# What ibv_devinfo -v prints of the ODP caps, tabs removed, lines joined.
+rc_odp="SUPPORT_SEND SUPPORT_RECV SUPPORT_WRITE SUPPORT_READ SUPPORT_ATOMIC SUPPORT_SRQ"
+odp_want="general_odp_caps: ODP_SUPPORT rc_odp_caps: $rc_odp uc_odp_caps: SUPPORT_SEND SUPPORT_RECV SUPPORT_WRITE ud_odp_caps: SUPPORT_SEND SUPPORT_RECV xrc_odp_caps: $rc_odp"
+
 check_device() {
 	local dev=$1 ns=$2 netdev=$3 ip4=$4 ip6=$5 peer4=$6 peer6=$7
 	local out mac guid
@@ -135,6 +143,16 @@ check_device() {
 	expect_limit "$dev" gid_tbl_len SROCE_GID_TABLE_LEN
 	expect_limit "$dev" pkey_tbl_len SROCE_MAX_PKEYS
 	expect_limit "$dev" max_msg_sz SROCE_MAX_MSG_SIZE
+
+	# ODP: the "*_odp_caps:" lines from general_odp_caps on, each with
+	# its capability lines (upper case) below it.
+	local odp
+	odp=$(awk '{ sub(/^[ \t]+/, "") }
+		/^general_odp_caps:$/ { on = 1 }
+		on && !/^[a-z_]*odp_caps:$/ && !/^[A-Z_ ]+$/ { exit }
+		on' <<<"$out" | paste -sd' ')
+	[[ $odp == "$odp_want" ]] ||
+		fail "$dev: ODP caps \"$odp\", not \"$odp_want\""
 
 	# GID lines: "GID[  1]:		::ffff:192.0.2.1, RoCE v2"
 	grep -Eq "GID\[ *[0-9]+\]:[[:space:]]+::ffff:$ip4, RoCE v2\$" <<<"$out" ||
