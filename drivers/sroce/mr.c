@@ -528,16 +528,6 @@ enum ib_wc_status sroce_mr_fast_reg(struct sroce_qp *qp, u32 index_key,
 }
 
 /**
- * sroce_mr_put() - drop a reference from sroce_key_get_mr()
- * @mr: the MR
- */
-void sroce_mr_put(struct sroce_mr *mr)
-{
-	if (refcount_dec_and_test(&mr->ref))
-		complete(&mr->released);
-}
-
-/**
  * sroce_mr_check() - may this access use this MR?
  * @mr: the MR
  * @pd: the PD of the QP making the access

@@ -102,7 +102,19 @@ struct sroce_mr {
 	struct completion released;
 };
 
-void sroce_mr_put(struct sroce_mr *mr);
+/**
+ * sroce_mr_put() - drop a reference from sroce_key_get_mr(), or another
+ * @mr: the MR
+ *
+ * Inline, so that the files below mr.c (odp.c) can drop the references
+ * they hold.
+ */
+static inline void sroce_mr_put(struct sroce_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->ref))
+		complete(&mr->released);
+}
+
 int sroce_mr_check(struct sroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
 		   int access);
 

@@ -67,9 +67,8 @@ int sroce_odp_fault_queue(struct sroce_odp_fault *f, struct sroce_mr *mr,
 void sroce_odp_fault_cancel(struct sroce_odp_fault *f);
 bool sroce_odp_fault_busy(struct sroce_odp_fault *f);
 
-int sroce_odp_advise(struct ib_pd *ibpd,
-		     enum ib_uverbs_advise_mr_advice advice, u32 flags,
-		     struct ib_sge *sg_list, u32 num_sge,
-		     struct uverbs_attr_bundle *attrs);
+int sroce_odp_prefetch(struct sroce_mr *mr, u64 iova, u64 len, bool write,
+		       bool fault);
+void sroce_odp_queue(struct work_struct *work);
 
 #endif /* SROCE_ODP_H */

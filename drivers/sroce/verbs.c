@@ -25,6 +25,7 @@
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
 
+#include "advise.h"
 #include "ah.h"
 #include "compat.h"
 #include "cq.h"
@@ -209,7 +210,7 @@ static const struct ib_device_ops sroce_verbs_ops = {
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = SROCE_UVERBS_ABI_VERSION,
 
-	.advise_mr = sroce_odp_advise,
+	.advise_mr = sroce_mr_advise,
 	.alloc_hw_port_stats = sroce_stats_alloc,
 	.alloc_mr = sroce_mr_alloc,
 	.alloc_mw = sroce_mw_alloc,
