@@ -12,13 +12,14 @@
 # reaches them through every engine: sroce_b's responder (A's WRITE,
 # READ, atomics and SEND into untouched pages), its requester (WRITE and
 # SEND from them) and its completer (READ responses and atomic results
-# landing in them), on RC, UC and UD; again after MADV_DONTNEED; with
+# landing in them), on RC, UC and UD; on RC QPs with retry_cnt 0 (a
+# fault spends no retry); again after MADV_DONTNEED; with
 # another thread dropping a memfd region's pages every 20 ms; with
 # ibv_advise_mr; and with the region unmapped under the MR (the errors).
 # Every work request's status and every byte are checked. Then the
-# counters must show the faults: sroce_b's odp_faults and rnr_naks_sent
-# (the RC responder's answer to a fault) and rx_drop_odp (UC and UD drop
-# while the fault runs) all grew. The kernel must not complain. About 15
+# counters must show the registrations and the faults: sroce_b's
+# odp_mrs, odp_faults and rnr_naks_sent (the RC responder's answer to a
+# fault) and rx_drop_odp (UC and UD drop while the fault runs) all grew. The kernel must not complain. About 15
 # s under TCG.
 #
 # What it would have caught:
@@ -39,7 +40,7 @@ trap topo_down EXIT
 
 topo_up
 topo_neigh_pin
-names=(odp_faults rnr_naks_sent rx_drop_odp)
+names=(odp_mrs odp_faults rnr_naks_sent rx_drop_odp)
 declare -A before
 for n in "${names[@]}"; do
 	before[$n]=$(counter sroce_b "$n")
@@ -52,7 +53,7 @@ python3 "$SROCE_TOP/tests/lib-odp.py" --dev-a sroce_a \
 	tee "$SROCE_STATE/odp.out"
 st=${PIPESTATUS[0]}
 summary=$(tail -n 1 "$SROCE_STATE/odp.out")
-[[ $summary == "7 phases, 0 failures" ]] && ((st == 0)) ||
+[[ $summary == "8 phases, 0 failures" ]] && ((st == 0)) ||
 	fail "lib-odp.py: $(grep -m 1 -vE ': ok$' "$SROCE_STATE/odp.out" || echo "$summary")"
 
 for n in "${names[@]}"; do

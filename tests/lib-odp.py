@@ -14,9 +14,13 @@ requester WRITEs and SENDs from it (the requester parks its WQE), READs
 into it and receives into it. Phases, each on QPs of its own:
 
   fresh       a region never touched: the accesses above at offsets in
-              untouched pages, and B's READ and fetch-and-add landing in
-              untouched pages (the completer drops the response, faults,
-              and sends again).
+              untouched pages, A's READ of pages never written (the READ
+              response waits for the fault), and B's READ and
+              fetch-and-add landing in untouched pages (the completer
+              drops the response, faults, and sends again).
+  strict      QPs with retry_cnt 0: multi-packet WRITEs and SENDs into
+              untouched pages must spend no retry (the RNR NAK's resend
+              recovers the packets that were in flight behind it).
   refault     the same region after MADV_DONTNEED: what A WRITEs must be
               what B's memory and A's READ show, not the pages before.
   concurrent  a memfd region whose pages another thread drops every 20 ms
@@ -30,15 +34,17 @@ into it and receives into it. Phases, each on QPs of its own:
               synchronous prefetch of unmapped memory (EFAULT) are
               refused.
   ud          UD: A's datagram to a receive buffer in untouched ODP
-              memory is dropped while B faults, and sent again until it
-              arrives, byte for byte; B sends from untouched ODP memory.
+              memory is dropped while B faults (rx_drop_odp must grow),
+              and sent again until it arrives, byte for byte; B sends
+              from untouched ODP memory.
   uc          UC: A's WRITE into untouched ODP memory and A's SEND into an
-              ODP receive buffer are sent again until they land.
-  munmap      the region unmapped under a live MR: A's WRITE completes
-              with a remote access error, B's SEND from it with a local
-              protection error.
+              ODP receive buffer are sent again until they land
+              (rx_drop_odp must grow).
+  munmap      the region unmapped under a live MR: A's WRITE and READ
+              complete with a remote access error, B's SEND from it and
+              B's READ into it with a local protection error.
 
-Prints "phase NAME: ok" or its problems, and last "7 phases, N failures".
+Prints "phase NAME: ok" or its problems, and last "8 phases, N failures".
 The caller checks the device counters (odp_faults, rnr_naks_sent,
 rx_drop_odp).
 """
@@ -128,11 +134,11 @@ class Phases:
         self.args = args
         self.problems = []
 
-    def pair(self, qp_type=e.IBV_QPT_RC):
+    def pair(self, qp_type=e.IBV_QPT_RC, retry=7):
         a = End(self.args.dev_a, self.args.gid_a, qp_type)
         b = End(self.args.dev_b, self.args.gid_b, qp_type)
         if qp_type == e.IBV_QPT_RC:
-            connect(a, b, ACCESS, av)
+            connect(a, b, ACCESS, av, retry=retry)
         elif qp_type == e.IBV_QPT_UC:
             connect_uc(a, b)
         else:
@@ -184,6 +190,23 @@ class Phases:
         run.b_sends(reg, 5 * MIB - 300, 64 * KIB)
         self.b_reads_into(run, reg, 6 * MIB + 8, 20 * KIB)
         self.b_atomic_into(run, reg, 7 * MIB)
+        # A READs pages never written: the zero page, faulted for reading.
+        n = 64 * KIB
+        run.amr.write(b'\xa5' * n, n, 0)
+        run.rdma(a, e.IBV_WR_RDMA_READ, run.amr.buf, run.amr.lkey, n,
+                 reg.addr + 6 * MIB + 512 * KIB, reg.mr.rkey,
+                 'READ of untouched pages')
+        run.check(run.amr.read(n, 0), bytes(n), 'READ of untouched pages')
+
+    def strict(self):
+        a, b = self.pair(retry=0)
+        run = Run(a, b)
+        run.problems = self.problems
+        reg = self.reg = OdpRegion(b.pd, 4 * MIB)
+        self.run = run
+        for i in range(3):
+            run.a_writes(reg, i * MIB + 100, 256 * KIB)
+        run.b_sends(reg, 3 * MIB + 7, 128 * KIB)
 
     def refault(self):
         """On fresh's region and QPs."""
@@ -301,7 +324,13 @@ class Phases:
             for x in (pinned, ro, gone):
                 x.close()
 
+    def dropped(self, before, what):
+        d = counter(self.args.dev_b, 'rx_drop_odp') - before
+        if d < 1:
+            self.problems.append('%s: rx_drop_odp grew by %d' % (what, d))
+
     def ud(self):
+        drops = counter(self.args.dev_b, 'rx_drop_odp')
         a, b = self.pair(e.IBV_QPT_UD)
         reg = self.reg = OdpRegion(b.pd, MIB)
         amr = self.amr = MR(a.pd, 64 * KIB, ACCESS)
@@ -330,6 +359,7 @@ class Phases:
                                  (w.status, w.byte_len))
         if reg.get(8 * KIB - 20 + 40, n) != data:
             self.problems.append('UD receive: the bytes differ')
+        self.dropped(drops, 'UD receive into untouched memory')
         # B sends from untouched ODP memory.
         data = os.urandom(n)
         reg.put(64 * KIB, data)
@@ -349,6 +379,7 @@ class Phases:
         bah.close()
 
     def uc(self):
+        drops = counter(self.args.dev_b, 'rx_drop_odp')
         a, b = self.pair(e.IBV_QPT_UC)
         reg = self.reg = OdpRegion(b.pd, MIB)
         amr = self.amr = MR(a.pd, 64 * KIB, ACCESS)
@@ -366,6 +397,7 @@ class Phases:
                 break
         else:
             self.problems.append('UC WRITE: not placed in 50 sends')
+        self.dropped(drops, 'UC WRITE into untouched memory')
         data = os.urandom(n)
         amr.write(data, n, 0)
         b.qp.post_recv(RecvWR(wr_id=2, num_sge=1, sg=[
@@ -398,15 +430,35 @@ class Phases:
         self.expect(a, 'WRITE to unmapped ODP memory',
                     e.IBV_WC_REM_ACCESS_ERR)
         run.amr.close()
-        self.close_ends()
-        a, b = self.pair()
-        reg.close()
-        reg = self.reg = OdpRegion(b.pd, MIB)
-        reg.unmap()
-        b.qp.post_send(SendWR(wr_id=2, opcode=e.IBV_WR_SEND, num_sge=1,
-                              sg=[SGE(reg.addr + 5, 100, reg.mr.lkey)]))
-        self.expect(b, 'SEND from unmapped ODP memory',
-                    e.IBV_WC_LOC_PROT_ERR)
+        # One error a pair of QPs: each leaves its QPs in error.
+        for who, opcode, what, status in (
+                ('a', e.IBV_WR_RDMA_READ, 'READ of unmapped ODP memory',
+                 e.IBV_WC_REM_ACCESS_ERR),
+                ('b', e.IBV_WR_SEND, 'SEND from unmapped ODP memory',
+                 e.IBV_WC_LOC_PROT_ERR),
+                ('b', e.IBV_WR_RDMA_READ, 'READ into unmapped ODP memory',
+                 e.IBV_WC_LOC_PROT_ERR)):
+            self.close_ends()
+            reg.close()
+            a, b = self.pair()
+            amr = MR(a.pd, 64 * KIB, ACCESS)
+            reg = self.reg = OdpRegion(b.pd, MIB)
+            reg.unmap()
+            if who == 'a':
+                sge, rkey, raddr = SGE(amr.buf, 4096, amr.lkey), \
+                    reg.mr.rkey, reg.addr + 8192
+            else:
+                sge, rkey, raddr = SGE(reg.addr + 5, 4096, reg.mr.lkey), \
+                    amr.rkey, amr.buf
+            wr = SendWR(wr_id=2, opcode=opcode, num_sge=1, sg=[sge])
+            if opcode != e.IBV_WR_SEND:
+                wr.set_wr_rdma(rkey, raddr)
+            else:
+                a.qp.post_recv(RecvWR(wr_id=3, num_sge=1, sg=[
+                    SGE(amr.buf, 64 * KIB, amr.lkey)]))
+            (a if who == 'a' else b).qp.post_send(wr)
+            self.expect(a if who == 'a' else b, what, status)
+            amr.close()
 
     def close_ends(self):
         for end in getattr(self, 'ends', ()):
@@ -457,8 +509,8 @@ def main():
     p.add_argument('--gid-b', type=int, required=True)
     args = p.parse_args()
     ph = Phases(args)
-    names = ('fresh', 'refault', 'concurrent', 'advise', 'ud', 'uc',
-             'munmap')
+    names = ('fresh', 'refault', 'strict', 'concurrent', 'advise', 'ud',
+             'uc', 'munmap')
     failures = 0
     for name in names:
         ph.problems = []

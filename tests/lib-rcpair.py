@@ -3,16 +3,17 @@
 tests/lib-rcpair.py: two RC QPs of pyverbs, one on each end, connected to
 each other (imported by tests/lib-sqd.py and tests/lib-bigmem.py).
 
-connect(a, b, access, av, timeout=14) takes a.qp and b.qp through INIT
-(the access rights) and RTR (path MTU 1024, PSN 0, 4 READs/atomics each
-way, an RNR timer of 0.01 ms) to RTS (the local ACK timeout given,
-retry_cnt and rnr_retry 7); av(x, y) gives x's address vector to y.
+connect(a, b, access, av, timeout=14, retry=7) takes a.qp and b.qp
+through INIT (the access rights) and RTR (path MTU 1024, PSN 0, 4
+READs/atomics each way, an RNR timer of 0.01 ms) to RTS (the local ACK
+timeout and retry_cnt given, rnr_retry 7); av(x, y) gives x's address
+vector to y.
 """
 import pyverbs.enums as e
 from pyverbs.qp import QPAttr
 
 
-def connect(a, b, access, av, timeout=14):
+def connect(a, b, access, av, timeout=14, retry=7):
     for x in (a, b):
         at = QPAttr(qp_state=e.IBV_QPS_INIT)
         at.pkey_index = 0
@@ -35,7 +36,7 @@ def connect(a, b, access, av, timeout=14):
         at = QPAttr(qp_state=e.IBV_QPS_RTS)
         at.sq_psn = 0
         at.timeout = timeout
-        at.retry_cnt = 7
+        at.retry_cnt = retry
         at.rnr_retry = 7
         at.max_rd_atomic = 4
         x.qp.modify(at, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN | e.IBV_QP_TIMEOUT |

@@ -438,6 +438,17 @@ static void fault_wait(struct sroce_qp *qp, u32 psn)
 	sroce_retry_hold(qp, psn);
 }
 
+/*
+ * A response at @psn was placed: if it is the one fault_wait() dropped
+ * (another resend, the timer's, brought it), no resend is due any more.
+ */
+static void fault_placed(struct sroce_qp *qp, u32 psn)
+{
+	if (qp->req.fault_resend &&
+	    sroce_psn_diff(psn, qp->req.fault_psn) >= 0)
+		qp->req.fault_resend = false;
+}
+
 /* An RDMA READ response (IBA 9.7.5.2.5). */
 static void handle_read_resp(struct sroce_qp *qp, struct sk_buff *skb)
 {
@@ -483,6 +494,7 @@ static void handle_read_resp(struct sroce_qp *qp, struct sk_buff *skb)
 		return;
 	}
 	s->read_off += pkt->paylen;
+	fault_placed(qp, pkt->psn);
 	/* Done before acknowledged: a READ still waiting caps ack_upto(). */
 	if (pkt->flags & SROCE_OP_LAST)
 		sroce_comp_wqe_done(qp, s, IB_WC_SUCCESS);
@@ -517,6 +529,7 @@ static void handle_atomic_ack(struct sroce_qp *qp, struct sk_buff *skb)
 		sroce_comp_wqe_done(qp, s, IB_WC_LOC_PROT_ERR);
 		return;
 	}
+	fault_placed(qp, psn);
 	sroce_comp_wqe_done(qp, s, IB_WC_SUCCESS);
 	ack_upto(qp, sroce_psn_add(psn, 1));
 }

@@ -32,6 +32,7 @@
 #define SROCE_HAVE_VM_FLAGS_SET 1
 #endif
 
+#include <linux/hmm.h>
 #include <linux/mm.h>
 #include <linux/skbuff.h>
 #include <linux/timer.h>
@@ -202,12 +203,28 @@ static inline unsigned long *sroce_odp_pfns(struct ib_umem_odp *odp)
 {
 	return odp->pfn_list;
 }
+
+/*
+ * The core dirties a page when it unmaps it only if its DMA entry allows
+ * writes, which a read fault does not grant even on a writable mapping:
+ * such a page may be written only once a write fault marked it.
+ */
+static inline bool sroce_odp_writable(struct ib_umem_odp *odp, size_t i)
+{
+	return odp->dma_list[i] & ODP_WRITE_ALLOWED_BIT;
+}
 #else
 #define SROCE_ODP_ACCESS_READ	0
 #define SROCE_ODP_ACCESS_WRITE	HMM_PFN_WRITE
 static inline unsigned long *sroce_odp_pfns(struct ib_umem_odp *odp)
 {
 	return odp->map.pfn_list;
+}
+
+/* The core dirties a page on unmap when its pfn allows writes. */
+static inline bool sroce_odp_writable(struct ib_umem_odp *odp, size_t i)
+{
+	return odp->map.pfn_list[i] & HMM_PFN_WRITE;
 }
 #endif
 

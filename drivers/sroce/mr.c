@@ -163,6 +163,7 @@ static struct ib_mr *mr_reg_odp(struct ib_pd *ibpd, u64 start, u64 length,
 		mr_free(sdev, mr);
 		return ERR_PTR(err);
 	}
+	sroce_stats_add(&sdev->stats, SROCE_STAT_ODP_MRS, 1);
 	return mr_publish(sdev, mr);
 }
 

@@ -26,7 +26,10 @@
  *   WQE, a completer drops the response and resends.
  * - A fault that fails (the range is not mapped in the process, or not
  *   writable for a write) is remembered: the next access to that range
- *   fails as a bad range does, and the engine does not fault forever.
+ *   fails as a bad range does, and the engine does not fault forever. A
+ *   fault ahead that fails is tried again for the access's first page
+ *   alone; a transient error (the core's retries against invalidations
+ *   timed out, no memory) is not remembered: the access is tried again.
  * - Registration maps what is present without faulting (a snapshot), as
  *   ibv_advise_mr's PREFETCH_NO_FAULT does; PREFETCH and PREFETCH_WRITE
  *   fault the range in, now (IB_UVERBS_ADVISE_MR_FLAG_FLUSH) or from the
@@ -93,7 +96,8 @@ static void odp_fill(struct sroce_mr *mr, unsigned long va, unsigned long end)
 		e = 0;
 		if (pfns[i] & HMM_PFN_VALID) {
 			e = (unsigned long)hmm_pfn_to_page(pfns[i]);
-			if (pfns[i] & HMM_PFN_WRITE)
+			/* Writable as the core has it: it dirties on unmap. */
+			if (sroce_odp_writable(odp, i))
 				e |= SROCE_ODP_WRITABLE;
 		}
 		mr->odp_map[i] = e;
@@ -268,17 +272,33 @@ static int odp_fault(struct sroce_mr *mr, u64 iova, u64 len, bool write,
 	return odp_map_range(mr, va, va + len, write, fault);
 }
 
+/*
+ * Errors that say nothing of the range: the core gave up retrying against
+ * invalidations, or memory ran short. The access is tried again.
+ */
+static bool odp_transient(int err)
+{
+	return err == -EBUSY || err == -ENOMEM || err == -EAGAIN;
+}
+
 static void odp_fault_work(struct work_struct *work)
 {
 	struct sroce_odp_fault *f = container_of(work, struct sroce_odp_fault,
 						 work);
 	struct sroce_mr *mr = f->mr;
+	u32 first = PAGE_SIZE - (f->iova & ~PAGE_MASK);
 	int err;
 
 	err = odp_fault(mr, f->iova, f->len, f->write, true);
+	/*
+	 * What was faulted ahead may end in memory the process has not
+	 * mapped: the access itself needs only its first page now.
+	 */
+	if (err && !odp_transient(err) && f->len > first)
+		err = odp_fault(mr, f->iova, first, f->write, true);
 	spin_lock_bh(&f->lock);
-	f->failed = err;
-	if (err) {
+	f->failed = err && !odp_transient(err);
+	if (f->failed) {
 		f->failed_key = mr->key;
 		f->failed_iova = f->iova;
 		f->failed_end = f->iova + f->len;

@@ -416,6 +416,14 @@ bool sroce_retry_rnr(struct sroce_qp *qp, u32 psn, u8 timer)
 		rt->rnr_left--;
 	trace_sroce_rnr_wait(qp, psn, rnr_usec[timer & 31], rt->rnr_left);
 	rewind(qp, psn);
+	/*
+	 * The packets after @psn that were in flight meet the responder out
+	 * of sequence, and a sequence NAK may follow: that loss is this
+	 * resend's to recover, not a retry's (an ODP fault's RNR NAK is
+	 * routine, datapath.md).
+	 */
+	rt->retrying = true;
+	rt->psn = psn;
 	rt->rnr_wait = true;
 	timer_delete(&rt->timer);
 	mod_timer(&rt->rnr_timer,

@@ -41,6 +41,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	[SROCE_STAT_TX_ZCOPY].name = "tx_zcopy",
 	[SROCE_STAT_TX_ZCOPY_COPIED].name = "tx_zcopy_copied",
 	[SROCE_STAT_ODP_FAULTS].name = "odp_faults",
+	[SROCE_STAT_ODP_MRS].name = "odp_mrs",
 };
 
 static_assert(ARRAY_SIZE(sroce_stat_descs) == SROCE_NUM_STATS);

@@ -57,6 +57,8 @@
  *	veth); the QP then copies its payloads itself (zcopy.c)
  * @SROCE_STAT_ODP_FAULTS: page faults queued for on-demand paged memory
  *	that an access found not mapped (odp.c), by any engine
+ * @SROCE_STAT_ODP_MRS: memory regions registered on demand (odp.c): that
+ *	a program asked for ODP and got it
  * @SROCE_NUM_STATS: number of counters
  */
 enum sroce_stat {
@@ -91,6 +93,7 @@ enum sroce_stat {
 	SROCE_STAT_TX_ZCOPY,
 	SROCE_STAT_TX_ZCOPY_COPIED,
 	SROCE_STAT_ODP_FAULTS,
+	SROCE_STAT_ODP_MRS,
 	SROCE_NUM_STATS,
 };
 

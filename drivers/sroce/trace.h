@@ -128,6 +128,7 @@ TRACE_DEFINE_ENUM(SROCE_RESP_WQE_PROT);
 TRACE_DEFINE_ENUM(SROCE_RESP_WQE_BAD);
 TRACE_DEFINE_ENUM(SROCE_RESP_RING_BAD);
 TRACE_DEFINE_ENUM(SROCE_RESP_CQ_FULL);
+TRACE_DEFINE_ENUM(SROCE_RESP_FAULT);
 
 /* The responder met an error (IBA 9.9.3; enum sroce_resp_result in exec.h). */
 SROCE_TRACE_QP_PSN(sroce_resp_error,
@@ -140,7 +141,8 @@ SROCE_TRACE_QP_PSN(sroce_resp_error,
 				    { SROCE_RESP_WQE_PROT, "wqe_protection" },
 				    { SROCE_RESP_WQE_BAD, "wqe_malformed" },
 				    { SROCE_RESP_RING_BAD, "ring_corrupt" },
-				    { SROCE_RESP_CQ_FULL, "cq_overflow" }));
+				    { SROCE_RESP_CQ_FULL, "cq_overflow" },
+				    { SROCE_RESP_FAULT, "odp_fault" }));
 
 /* The device's flight bound holds the QP's next packet (at psn) back. */
 SROCE_TRACE_QP_PSN(sroce_flight_hold,
