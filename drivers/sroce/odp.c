@@ -121,6 +121,13 @@ static int odp_map_range(struct sroce_mr *mr, unsigned long va,
 		return -EFAULT;
 	if (write && !odp->umem.writable)
 		return -EACCES;
+	/*
+	 * A writable MR's pages are faulted in for writing even for a read,
+	 * as the hardware drivers do: a read fault would record a page the
+	 * core had marked writable (and so dirties on unmap) as read-only,
+	 * losing a write made before, and the next write would fault again.
+	 */
+	write |= fault && odp->umem.writable;
 	ret = ib_umem_odp_map_dma_and_lock(odp, va, end - va,
 					   write ? SROCE_ODP_ACCESS_WRITE :
 						   SROCE_ODP_ACCESS_READ, fault);
