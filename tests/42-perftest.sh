@@ -17,6 +17,14 @@
 # ib_send_bw on UD (-c UD, 1024 B: a full path MTU), and ib_send_bw and
 # ib_write_lat connected by the RDMA CM (-R) instead of a TCP exchange.
 #
+# And with --odp (server in a), which registers perftest's buffers on
+# demand (IBV_ACCESS_ON_DEMAND, Documentation/datapath.md): ib_write_bw
+# with -a, ib_read_bw and ib_send_bw on RC, ib_send_bw on UD (perftest
+# itself refuses --odp with atomics: "ODP does not support ATOMICS for
+# now"). Both devices' odp_mrs counters must grow by at least the runs'
+# MRs (one a side a run), so that a perftest that quietly fell back to
+# pinned memory fails.
+#
 # Every run must exit 0 on both sides, and the client must print a result
 # line for every size it ran (23 with -a) with a positive average
 # bandwidth (BW tests) or positive typical and average latencies (latency
@@ -140,6 +148,20 @@ perf a 1 ib_send_bw -c UC -n 500
 perf a 1 ib_send_bw -c UD -s 1024 -n 2000
 perf a 1 ib_send_bw -R -n 500
 perf a 1 ib_write_lat -R -n 500
+
+declare -A odp0
+for s in a b; do
+	odp0[$s]=$(counter "sroce_$s" odp_mrs)
+done
+perf a 23 ib_write_bw -a -n 5 --odp
+perf a 1 ib_read_bw --odp -n 100
+perf a 1 ib_send_bw --odp -n 500
+perf a 1 ib_send_bw -c UD -s 1024 --odp -n 500
+for s in a b; do
+	d=$(($(counter "sroce_$s" odp_mrs) - odp0[$s]))
+	log "sroce_$s odp_mrs: +$d"
+	((d >= 4)) || fail "sroce_$s: --odp registered $d ODP MRs, not 4"
+done
 
 for d in sroce_a sroce_b; do
 	log "$d: $(cd "/sys/class/infiniband/$d/ports/1/hw_counters" &&

@@ -16,7 +16,12 @@
 #     with EINVAL while sroce's max_cqe was 65535 (rdma_rxe's is 32767);
 #   - MSG endpoints, verbs (rdma_cm);
 #   - DGRAM endpoints, verbs (UD; the domain is sroce_a-dgram), 64 B to
-#     1 KiB (the MTU less the GRH area, as the provider reports).
+#     1 KiB (the MTU less the GRH area, as the provider reports);
+#   - RDM and MSG again with FI_VERBS_USE_ODP=1, under which the verbs
+#     provider registers its memory on demand (IBV_ACCESS_ON_DEMAND,
+#     Documentation/datapath.md) when the device reports ODP for RC: both
+#     devices' odp_mrs counters must grow, so that a provider that quietly
+#     kept pinning fails.
 #
 # Each run must exit 0 on both sides and print its last size's row. Skips if
 # fi_pingpong is missing (scripts/setup installs libfabric-bin). Fails
@@ -68,6 +73,20 @@ pingpong "rdm msg (verbs;ofi_rxm)" "" 1m -p "verbs;ofi_rxm" -e rdm -m msg
 pingpong "rdm tagged (verbs;ofi_rxm)" "" 1m -p "verbs;ofi_rxm" -e rdm -m tagged
 pingpong "msg (verbs)" "" 1m -p verbs -e msg
 pingpong "dgram (verbs)" "-dgram" 1k -p verbs -e dgram
+
+declare -A odp0
+for d in sroce_a sroce_b; do
+	odp0[$d]=$(counter "$d" odp_mrs)
+done
+export FI_VERBS_USE_ODP=1
+pingpong "rdm msg (verbs;ofi_rxm), ODP" "" 1m -p "verbs;ofi_rxm" -e rdm -m msg
+pingpong "msg (verbs), ODP" "" 1m -p verbs -e msg
+unset FI_VERBS_USE_ODP
+for d in sroce_a sroce_b; do
+	n=$(($(counter "$d" odp_mrs) - odp0[$d]))
+	log "$d odp_mrs: +$n"
+	((n > 0)) || { log "FAIL: FI_VERBS_USE_ODP=1 registered no ODP MR on $d"; status=1; }
+done
 
 kernel_log_clean || { log "the kernel complained"; status=1; }
 ((status == 0)) || fail "libfabric failed (above)"
