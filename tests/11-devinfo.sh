@@ -20,7 +20,7 @@
 #   - the on-demand paging capabilities it prints are exactly those the
 #     driver has and 80-odp tests (RC and XRC: send, receive, write,
 #     read, atomics, SRQ; UC: send, receive, write; UD: send, receive;
-#     no implicit ODP);
+#     implicit ODP, which 80-odp's implicit phase tests);
 #   - libsroce really is the provider: libibverbs loads it from
 #     build/userspace/ and warns about nothing, and without RDMAV_DRIVERS
 #     no provider claims the devices.
@@ -92,7 +92,7 @@ guid_of_mac() {
 
 # What ibv_devinfo -v prints of the ODP caps, tabs removed, lines joined.
 rc_odp="SUPPORT_SEND SUPPORT_RECV SUPPORT_WRITE SUPPORT_READ SUPPORT_ATOMIC SUPPORT_SRQ"
-odp_want="general_odp_caps: ODP_SUPPORT rc_odp_caps: $rc_odp uc_odp_caps: SUPPORT_SEND SUPPORT_RECV SUPPORT_WRITE ud_odp_caps: SUPPORT_SEND SUPPORT_RECV xrc_odp_caps: $rc_odp"
+odp_want="general_odp_caps: ODP_SUPPORT ODP_SUPPORT_IMPLICIT rc_odp_caps: $rc_odp uc_odp_caps: SUPPORT_SEND SUPPORT_RECV SUPPORT_WRITE ud_odp_caps: SUPPORT_SEND SUPPORT_RECV xrc_odp_caps: $rc_odp"
 
 check_device() {
 	local dev=$1 ns=$2 netdev=$3 ip4=$4 ip6=$5 peer4=$6 peer6=$7

@@ -28,9 +28,9 @@
 # side by side, the skip reasons with their counts, the tests whose
 # outcome differs, and the traceback and output of every failure and
 # error on sroce. The test fails if any test failed or errored on sroce,
-# if fewer than SROCE_PYVERBS_MIN_PASS (100; on 7.3 on 2026-12-03, with
-# 32 huge pages of 2 MiB reserved for test_odp: 124 passed, rdma_rxe
-# 106; test_odp alone 14 passed and 3 skipped, implicit ODP, on sroce,
+# if fewer than SROCE_PYVERBS_MIN_PASS (100; on 7.3 on 2026-12-05, with
+# 32 huge pages of 2 MiB reserved for test_odp: 127 passed, rdma_rxe
+# 106; test_odp alone all 17 passed, implicit ODP included, on sroce,
 # 7 passed, 8 skipped and 2 errors, huge pages, on rdma_rxe) passed on
 # sroce, so that a suite whose modules cannot be
 # imported (each one a skip) does not pass, or if the kernel complained.

@@ -43,10 +43,20 @@ into it and receives into it. Phases, each on QPs of its own:
   munmap      the region unmapped under a live MR: A's WRITE and READ
               complete with a remote access error, B's SEND from it and
               B's READ into it with a local protection error.
+  implicit    an implicit ODP MR (address 0, length SIZE_MAX) on B: the
+              accesses of fresh through its keys into memory mmapped
+              after it was registered, across a child's 2 MiB boundary,
+              and a flushed PREFETCH_WRITE (no RNR NAK after it); the
+              children it made (odp_children) are freed when the memory
+              is unmapped (odp_children_freed catches up); a WRITE to the
+              unmapped memory, to memory never mapped and past the
+              address space fails with a remote access error and leaves
+              no child; the children of memory still mapped are freed
+              with the MR.
 
-Prints "phase NAME: ok" or its problems, and last "8 phases, N failures".
+Prints "phase NAME: ok" or its problems, and last "9 phases, N failures".
 The caller checks the device counters (odp_faults, rnr_naks_sent,
-rx_drop_odp).
+rx_drop_odp, odp_children, odp_children_freed).
 """
 import argparse
 import ctypes
@@ -95,7 +105,7 @@ class OdpRegion:
     """size bytes of B's, mapped by libc (so that they can be unmapped
     under the MR) and registered on demand with access."""
 
-    def __init__(self, pd, size, access=ODP, fd=-1):
+    def __init__(self, pd, size, access=ODP, fd=-1, mr=None):
         flags = mmap.MAP_SHARED if fd >= 0 else \
             mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
         addr = libc.mmap(None, size, mmap.PROT_READ | mmap.PROT_WRITE,
@@ -107,7 +117,9 @@ class OdpRegion:
         self.mapped = True
         if fd < 0:
             self.madvise(MADV_NOHUGEPAGE)
-        self.mr = MR(pd, size, access, address=addr)
+        # An implicit MR's keys reach the memory without registering it.
+        self.own = mr is None
+        self.mr = MR(pd, size, access, address=addr) if self.own else mr
 
     def put(self, off, data):
         ctypes.memmove(self.addr + off, data, len(data))
@@ -124,7 +136,8 @@ class OdpRegion:
         self.mapped = False
 
     def close(self):
-        self.mr.close()
+        if self.own:
+            self.mr.close()
         if self.mapped:
             self.unmap()
 
@@ -460,10 +473,103 @@ class Phases:
             self.expect(a if who == 'a' else b, what, status)
             amr.close()
 
+    def children(self):
+        """B's implicit ODP children made and freed, so far."""
+        return (counter(self.args.dev_b, 'odp_children'),
+                counter(self.args.dev_b, 'odp_children_freed'))
+
+    def children_settle(self, what, made0, freed0, want_left=0):
+        """Wait (the notifier's work frees them) until want_left of the
+        children made since (made0, freed0) are left."""
+        for _ in range(100):
+            made, freed = self.children()
+            left = (made - made0) - (freed - freed0)
+            if left == want_left:
+                return made - made0
+            time.sleep(0.05)
+        self.problems.append('%s: %d children left, not %d' %
+                             (what, left, want_left))
+        return made - made0
+
+    def a_write_fails(self, a, amr, rkey, raddr, what):
+        wr = SendWR(wr_id=9, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
+                    sg=[SGE(amr.buf, 4096, amr.lkey)])
+        wr.set_wr_rdma(rkey, raddr)
+        a.qp.post_send(wr)
+        self.expect(a, what, e.IBV_WC_REM_ACCESS_ERR)
+
+    def implicit(self):
+        made0, freed0 = self.children()
+        a, b = self.pair()
+        run = Run(a, b)
+        run.problems = self.problems
+        self.run = run
+        imr = MR(b.pd, 4096, ODP, implicit=True)
+        try:
+            self.implicit_traffic(a, b, run, imr, made0, freed0)
+        finally:
+            imr.close()
+        self.children_settle('after deregistration', made0, freed0)
+
+    def implicit_traffic(self, a, b, run, imr, made0, freed0):
+        # Memory that did not exist when the MR was registered.
+        reg = self.reg = OdpRegion(b.pd, 8 * MIB, mr=imr)
+        edge = 2 * MIB - (reg.addr % (2 * MIB))   # a child's boundary
+        run.a_writes(reg, edge - 100 * KIB, 256 * KIB)
+        run.a_writes(reg, 5 * MIB + 3, 5000)
+        run.a_atomics(reg, 4 * MIB + 64)
+        run.b_sends(reg, 6 * MIB - 300, 64 * KIB)
+        self.b_reads_into(run, reg, 7 * MIB + 8, 20 * KIB)
+        self.b_atomic_into(run, reg, 7 * MIB + 512 * KIB)
+        n = 64 * KIB
+        run.amr.write(b'\xa5' * n, n, 0)
+        run.rdma(a, e.IBV_WR_RDMA_READ, run.amr.buf, run.amr.lkey, n,
+                 reg.addr + 3 * MIB, imr.rkey, 'READ of untouched pages')
+        run.check(run.amr.read(n, 0), bytes(n), 'READ of untouched pages')
+        # A flushed prefetch maps a range: WRITE it without an RNR NAK.
+        self.advise_errno(b.pd, e._IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+                          e._IBV_ADVISE_MR_FLAG_FLUSH,
+                          [SGE(reg.addr + MIB, 512 * KIB, imr.lkey)], 0,
+                          'PREFETCH_WRITE of an implicit MR, flushed')
+        before = counter(self.args.dev_b, 'rnr_naks_sent')
+        run.a_writes(reg, MIB + 10, 512 * KIB - 20)
+        if counter(self.args.dev_b, 'rnr_naks_sent') != before:
+            self.problems.append('RNR NAKs after a flushed prefetch of an '
+                                 'implicit MR')
+        made = self.children()[0] - made0
+        # 8 MiB touched all over, not 2 MiB aligned: 4 or 5 children.
+        if not 4 <= made <= 5:
+            self.problems.append('%d children made for 8 MiB, not 4 or 5' %
+                                 made)
+        addr = reg.addr
+        reg.close()
+        self.reg = None
+        self.children_settle('after munmap', made0, freed0)
+        # Each error leaves the QPs in error: reconnected for the next.
+        for raddr, what in ((addr + 4096, 'WRITE to unmapped memory'),
+                            (1 << 45, 'WRITE to memory never mapped'),
+                            ((1 << 64) - 8192, 'WRITE past the address '
+                             'space')):
+            self.a_write_fails(a, run.amr, imr.rkey, raddr, what)
+            self.children_settle(what, made0, freed0)
+            reconnect(a, b)
+        # Memory still mapped: its children go with the MR (implicit()).
+        reg = self.reg = OdpRegion(b.pd, 4 * MIB, mr=imr)
+        run.a_writes(reg, 100, 3 * MIB)
+
     def close_ends(self):
         for end in getattr(self, 'ends', ()):
             end.close()
         self.ends = ()
+
+
+def reconnect(a, b):
+    """An RC pair in error (or not) connected again, its CQs drained."""
+    for x in (a, b):
+        x.qp.modify(QPAttr(qp_state=e.IBV_QPS_RESET), e.IBV_QP_STATE)
+        while poll_one(x.cq, 0):
+            pass
+    connect(a, b, ACCESS, av)
 
 
 def ready_ud(x):
@@ -510,7 +616,7 @@ def main():
     args = p.parse_args()
     ph = Phases(args)
     names = ('fresh', 'refault', 'strict', 'concurrent', 'advise', 'ud',
-             'uc', 'munmap')
+             'uc', 'munmap', 'implicit')
     failures = 0
     for name in names:
         ph.problems = []

@@ -144,9 +144,13 @@ struct ib_mr *sroce_mr_get_dma(struct ib_pd *ibpd, int access)
 	return mr_publish(sdev, mr);
 }
 
-/* Register [start, start + length) on demand (odp.c) as a new MR at @iova. */
+/*
+ * Register [start, start + length) on demand (odp.c) as a new MR at @iova,
+ * or with @implicit the whole address space at its own addresses
+ * (odp_implicit.c).
+ */
 static struct ib_mr *mr_reg_odp(struct ib_pd *ibpd, u64 start, u64 length,
-				u64 iova, int access)
+				u64 iova, int access, bool implicit)
 {
 	struct sroce_dev *sdev = to_sdev(ibpd->device);
 	struct sroce_mr *mr;
@@ -158,7 +162,10 @@ static struct ib_mr *mr_reg_odp(struct ib_pd *ibpd, u64 start, u64 length,
 	mr->ibmr.device = ibpd->device;
 	mr->ibmr.iova = iova;
 	mr->ibmr.length = length;
-	err = sroce_odp_reg(mr, start, length, access);
+	if (implicit)
+		err = sroce_odp_imr_reg(mr, access);
+	else
+		err = sroce_odp_reg(mr, start, length, access);
 	if (err) {
 		mr_free(sdev, mr);
 		return ERR_PTR(err);
@@ -176,10 +183,16 @@ static struct ib_mr *mr_reg_user(struct ib_pd *ibpd, u64 start, u64 length,
 	struct sroce_mr *mr;
 	int err;
 
+	/* Implicit ODP: address 0 and length U64_MAX (SIZE_MAX). */
+	if ((access & IB_ACCESS_ON_DEMAND) && !start && length == U64_MAX) {
+		if (iova)
+			return ERR_PTR(-EINVAL);
+		return mr_reg_odp(ibpd, 0, length, 0, access, true);
+	}
 	if (!length || length > SROCE_MAX_MR_SIZE)
 		return ERR_PTR(-EINVAL);
 	if (access & IB_ACCESS_ON_DEMAND)
-		return mr_reg_odp(ibpd, start, length, iova, access);
+		return mr_reg_odp(ibpd, start, length, iova, access, false);
 	mr = mr_new(sdev, SROCE_MR_USER, access);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
@@ -306,6 +319,9 @@ struct ib_mr *sroce_mr_rereg_user(struct ib_mr *ibmr, int flags, u64 start,
 
 	if (mr->type != SROCE_MR_USER && mr->type != SROCE_MR_ODP)
 		return ERR_PTR(-EINVAL);
+	/* An implicit ODP MR has no range to keep or change. */
+	if (mr->imr)
+		return ERR_PTR(-EOPNOTSUPP);
 	if (!(flags & IB_MR_REREG_ACCESS))
 		access = mr->access;
 	err = check_access(access);

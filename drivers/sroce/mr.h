@@ -10,6 +10,7 @@
 #include "compat.h"
 
 struct sroce_dev;
+struct sroce_odp_imr;
 struct sroce_qp;
 
 /**
@@ -17,7 +18,8 @@ struct sroce_qp;
  * @SROCE_MR_DMA: all of kernel memory (get_dma_mr)
  * @SROCE_MR_USER: pinned user memory (@umem)
  * @SROCE_MR_FAST: a page list set by a fast-registration WR (@pages)
- * @SROCE_MR_ODP: on-demand paged user memory (@odp, @odp_map; odp.c)
+ * @SROCE_MR_ODP: on-demand paged user memory (@odp, @odp_map; odp.c), or
+ *		  all of it (@imr; odp_implicit.c)
  */
 enum sroce_mr_type {
 	SROCE_MR_DMA,
@@ -59,6 +61,8 @@ enum sroce_mr_type {
  *	     for writing, or 0 when it is not mapped; written under
  *	     @reg_lock (with @odp's umem_mutex held), read by the data path
  *	     under @reg_lock (SROCE_MR_ODP; odp.c)
+ * @imr: the children of an implicit ODP MR, which has no @odp_map
+ *	 (SROCE_MR_ODP; odp_implicit.c)
  * @reg_lock: held by the data path while it copies to or from a
  *	      fast-registration or on-demand paged MR's memory, by REG_MR
  *	      and invalidation (under the key-table lock) while they change
@@ -94,6 +98,7 @@ struct sroce_mr {
 	u32 reg_gen;
 	struct ib_umem_odp *odp;
 	unsigned long *odp_map;
+	struct sroce_odp_imr *imr;
 	spinlock_t reg_lock;		/* see above */
 	spinlock_t lock;		/* see above */
 	bool dying;

@@ -38,9 +38,13 @@
  * The huge-page hint is not passed to the core: the table has one entry
  * per base page whatever backs it, so hugetlbfs and THP memory need
  * nothing of their own.
+ *
+ * An implicit ODP MR, registered at address 0 for the whole address space
+ * (length U64_MAX), has no umem of its own range: it is made of children
+ * of a fixed size, each an ODP umem and a table as above, created as
+ * they are touched and freed when the process unmaps them
+ * (odp_implicit.c). The fault and access paths here hand it over.
  */
-#include <linux/hmm.h>
-#include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <rdma/ib_umem_odp.h>
@@ -49,6 +53,7 @@
 #include "device.h"
 #include "mr.h"
 #include "odp.h"
+#include "odp_table.h"
 #include "params.h"
 #include "stats.h"
 #include "task.h"
@@ -65,83 +70,15 @@ bool sroce_odp_supported(void)
 	return IS_ENABLED(CONFIG_INFINIBAND_ON_DEMAND_PAGING);
 }
 
-/* The process address of @iova of @mr, and its index in the table. */
+/* The process address of @iova of an explicit ODP MR. */
 static unsigned long odp_va(const struct sroce_mr *mr, u64 iova)
 {
 	return iova - mr->ibmr.iova + mr->odp->umem.address;
 }
 
-static size_t odp_index(const struct sroce_mr *mr, unsigned long va)
-{
-	return (va - ib_umem_start(mr->odp)) >> PAGE_SHIFT;
-}
-
 /*
- * Copy the core's view of [va, end) into the table. Called with
- * umem_mutex held after ib_umem_odp_map_dma_and_lock() succeeded: the
- * pfn list is then current for the range (no invalidation can run).
- */
-static void odp_fill(struct sroce_mr *mr, unsigned long va, unsigned long end)
-{
-	struct ib_umem_odp *odp = mr->odp;
-	unsigned long *pfns = sroce_odp_pfns(odp);
-	size_t i, first, last;
-	unsigned long e;
-
-	lockdep_assert_held(&odp->umem_mutex);
-	first = odp_index(mr, ALIGN_DOWN(va, PAGE_SIZE));
-	last = odp_index(mr, ALIGN(end, PAGE_SIZE));
-	spin_lock_bh(&mr->reg_lock);
-	for (i = first; i < last; i++) {
-		e = 0;
-		if (pfns[i] & HMM_PFN_VALID) {
-			e = (unsigned long)hmm_pfn_to_page(pfns[i]);
-			/* Writable as the core has it: it dirties on unmap. */
-			if (sroce_odp_writable(odp, i))
-				e |= SROCE_ODP_WRITABLE;
-		}
-		mr->odp_map[i] = e;
-	}
-	spin_unlock_bh(&mr->reg_lock);
-}
-
-/*
- * Map [va, end) of @mr's process memory into the table: faulted in for
- * reading or writing, or with @fault false only what is present.
- */
-static int odp_map_range(struct sroce_mr *mr, unsigned long va,
-			 unsigned long end, bool write, bool fault)
-{
-	struct ib_umem_odp *odp = mr->odp;
-	int ret;
-
-	va = max(va, ib_umem_start(odp));
-	end = min(end, ib_umem_end(odp));
-	if (va >= end)
-		return -EFAULT;
-	if (write && !odp->umem.writable)
-		return -EACCES;
-	/*
-	 * A writable MR's pages are faulted in for writing even for a read,
-	 * as the hardware drivers do: a read fault would record a page the
-	 * core had marked writable (and so dirties on unmap) as read-only,
-	 * losing a write made before, and the next write would fault again.
-	 */
-	write |= fault && odp->umem.writable;
-	ret = ib_umem_odp_map_dma_and_lock(odp, va, end - va,
-					   write ? SROCE_ODP_ACCESS_WRITE :
-						   SROCE_ODP_ACCESS_READ, fault);
-	if (ret < 0)
-		return ret;
-	odp_fill(mr, va, end);
-	mutex_unlock(&odp->umem_mutex);
-	return 0;
-}
-
-/*
- * The MMU interval notifier: pages of the range are going away. Clear
- * their entries under reg_lock, which a copy holds, then let the core
- * unmap them. umem_mutex orders this with a fault's fill.
+ * The MMU interval notifier of an explicit ODP MR. umem_mutex orders it
+ * with a fault's fill.
  */
 static bool odp_invalidate(struct mmu_interval_notifier *mni,
 			   const struct mmu_notifier_range *range,
@@ -149,27 +86,16 @@ static bool odp_invalidate(struct mmu_interval_notifier *mni,
 {
 	struct ib_umem_odp *odp = container_of(mni, struct ib_umem_odp,
 					       notifier);
-	unsigned long start, end;
 	struct sroce_mr *mr;
-	size_t first, last;
 
 	if (!mmu_notifier_range_blockable(range))
 		return false;
 	mutex_lock(&odp->umem_mutex);
 	mmu_interval_set_seq(mni, cur_seq);
 	mr = odp->private;
-	start = max(range->start, ib_umem_start(odp));
-	end = min(range->end, ib_umem_end(odp));
 	/* Before sroce_odp_reg() set private, the table holds nothing. */
-	if (mr && start < end) {
-		first = odp_index(mr, start);
-		last = odp_index(mr, ALIGN(end, PAGE_SIZE));
-		spin_lock_bh(&mr->reg_lock);
-		memset(&mr->odp_map[first], 0,
-		       (last - first) * sizeof(*mr->odp_map));
-		spin_unlock_bh(&mr->reg_lock);
-		ib_umem_odp_unmap_dma_pages(odp, start, end);
-	}
+	if (mr)
+		sroce_odp_table_clear(odp, mr->odp_map, &mr->reg_lock, range);
 	mutex_unlock(&odp->umem_mutex);
 	return true;
 }
@@ -217,7 +143,8 @@ int sroce_odp_reg(struct sroce_mr *mr, u64 start, u64 length, int access)
 	odp->private = mr;
 	mutex_unlock(&odp->umem_mutex);
 	/* A snapshot is best effort: what is missing faults later. */
-	odp_map_range(mr, start, start + length, false, false);
+	sroce_odp_table_fault(odp, mr->odp_map, &mr->reg_lock, start,
+			      start + length, false, false);
 	return 0;
 
 err_odp:
@@ -236,6 +163,10 @@ err_map:
  */
 void sroce_odp_release(struct sroce_mr *mr)
 {
+	if (mr->imr) {
+		sroce_odp_imr_release(mr);
+		return;
+	}
 	if (mr->odp)
 		ib_umem_odp_release(mr->odp);
 	mr->odp = NULL;
@@ -258,25 +189,27 @@ void sroce_odp_release(struct sroce_mr *mr)
 void *sroce_odp_map(struct sroce_mr *mr, u64 iova, u32 len, bool write,
 		    u32 *chunk)
 {
-	unsigned long va = odp_va(mr, iova), e;
-	unsigned int pgoff = va & ~PAGE_MASK;
+	unsigned long va;
 
 	lockdep_assert_held(&mr->reg_lock);
-	*chunk = min_t(u64, len, PAGE_SIZE - pgoff);
-	e = mr->odp_map[odp_index(mr, va)];
-	if (!e || (write && !(e & SROCE_ODP_WRITABLE)))
-		return NULL;
-	return kmap_local_page((struct page *)(e & ~SROCE_ODP_WRITABLE)) +
-	       pgoff;
+	if (mr->imr)
+		return sroce_odp_imr_map(mr, iova, len, write, chunk);
+	va = odp_va(mr, iova);
+	*chunk = min_t(u64, len, PAGE_SIZE - (va & ~PAGE_MASK));
+	return sroce_odp_table_page(mr->odp, mr->odp_map, va, write);
 }
 
 /* Map a range of an ODP MR in process context. */
 static int odp_fault(struct sroce_mr *mr, u64 iova, u64 len, bool write,
 		     bool fault)
 {
-	unsigned long va = odp_va(mr, iova);
+	unsigned long va;
 
-	return odp_map_range(mr, va, va + len, write, fault);
+	if (mr->imr)
+		return sroce_odp_imr_fault(mr, iova, len, write, fault);
+	va = odp_va(mr, iova);
+	return sroce_odp_table_fault(mr->odp, mr->odp_map, &mr->reg_lock, va,
+				   va + len, write, fault);
 }
 
 /*

@@ -55,6 +55,11 @@ int sroce_odp_module_init(void);
 void sroce_odp_module_exit(void);
 bool sroce_odp_supported(void);
 
+/* The children of an implicit ODP MR: 2 MiB of address space each. */
+#define SROCE_ODP_CHILD_SHIFT	21
+#define SROCE_ODP_CHILD_SIZE	BIT(SROCE_ODP_CHILD_SHIFT)
+#define SROCE_ODP_CHILD_PAGES	(SROCE_ODP_CHILD_SIZE >> PAGE_SHIFT)
+
 int sroce_odp_reg(struct sroce_mr *mr, u64 start, u64 length, int access);
 void sroce_odp_release(struct sroce_mr *mr);
 void *sroce_odp_map(struct sroce_mr *mr, u64 iova, u32 len, bool write,
@@ -70,5 +75,13 @@ bool sroce_odp_fault_busy(struct sroce_odp_fault *f);
 int sroce_odp_prefetch(struct sroce_mr *mr, u64 iova, u64 len, bool write,
 		       bool fault);
 void sroce_odp_queue(struct work_struct *work);
+
+/* Implicit ODP MRs (odp_implicit.c). */
+int sroce_odp_imr_reg(struct sroce_mr *mr, int access);
+void sroce_odp_imr_release(struct sroce_mr *mr);
+void *sroce_odp_imr_map(struct sroce_mr *mr, u64 iova, u32 len, bool write,
+			u32 *chunk);
+int sroce_odp_imr_fault(struct sroce_mr *mr, u64 iova, u64 len, bool write,
+			bool fault);
 
 #endif /* SROCE_ODP_H */

@@ -42,6 +42,8 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	[SROCE_STAT_TX_ZCOPY_COPIED].name = "tx_zcopy_copied",
 	[SROCE_STAT_ODP_FAULTS].name = "odp_faults",
 	[SROCE_STAT_ODP_MRS].name = "odp_mrs",
+	[SROCE_STAT_ODP_CHILDREN].name = "odp_children",
+	[SROCE_STAT_ODP_CHILDREN_FREED].name = "odp_children_freed",
 };
 
 static_assert(ARRAY_SIZE(sroce_stat_descs) == SROCE_NUM_STATS);

@@ -59,6 +59,11 @@
  *	that an access found not mapped (odp.c), by any engine
  * @SROCE_STAT_ODP_MRS: memory regions registered on demand (odp.c): that
  *	a program asked for ODP and got it
+ * @SROCE_STAT_ODP_CHILDREN: children of implicit ODP MRs created, each
+ *	2 MiB of address space that an access or prefetch touched
+ *	(odp_implicit.c)
+ * @SROCE_STAT_ODP_CHILDREN_FREED: such children freed: unmapped by the
+ *	process, mapping nothing when made, or with their MR
  * @SROCE_NUM_STATS: number of counters
  */
 enum sroce_stat {
@@ -94,6 +99,8 @@ enum sroce_stat {
 	SROCE_STAT_TX_ZCOPY_COPIED,
 	SROCE_STAT_ODP_FAULTS,
 	SROCE_STAT_ODP_MRS,
+	SROCE_STAT_ODP_CHILDREN,
+	SROCE_STAT_ODP_CHILDREN_FREED,
 	SROCE_NUM_STATS,
 };
 

@@ -69,7 +69,8 @@ static void init_attr(struct sroce_dev *sdev)
 	/* On-demand paging, for what odp.c and its tests cover (80-odp). */
 	if (sroce_odp_supported()) {
 		a->kernel_cap_flags |= IBK_ON_DEMAND_PAGING;
-		a->odp_caps.general_caps = IB_ODP_SUPPORT;
+		a->odp_caps.general_caps = IB_ODP_SUPPORT |
+					   IB_ODP_SUPPORT_IMPLICIT;
 		a->odp_caps.per_transport_caps.rc_odp_caps =
 			IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
 			IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
