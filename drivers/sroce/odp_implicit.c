@@ -26,7 +26,9 @@
  *   it once it is removed; it is then released outside the lock.
  *
  * Lock order: @lock, then mmap_lock (the core's fault), then umem_mutex,
- * then reg_lock. A notifier takes only umem_mutex and reg_lock.
+ * then reg_lock, then the xarray's lock, which is taken with bottom halves
+ * off everywhere (a softirq spinning on reg_lock must not interrupt its
+ * holder). A notifier takes only umem_mutex, reg_lock and the xarray's.
  */
 #include <linux/mm.h>
 #include <linux/mmu_notifier.h>
@@ -117,8 +119,10 @@ static bool child_invalidate(struct mmu_interval_notifier *mni,
 		imr = child->imr;
 		sroce_odp_table_clear(odp, child->map, &imr->mr->reg_lock, range);
 		if (range->event == MMU_NOTIFY_UNMAP && child_empty(child)) {
-			xa_set_mark(&imr->children, child->index,
-				    SROCE_ODP_CHILD_EMPTY);
+			xa_lock_bh(&imr->children);
+			__xa_set_mark(&imr->children, child->index,
+				      SROCE_ODP_CHILD_EMPTY);
+			xa_unlock_bh(&imr->children);
 			queue_work(system_unbound_wq, &imr->reap);
 		}
 	}
@@ -174,7 +178,7 @@ static struct sroce_odp_child *child_new(struct sroce_odp_imr *imr,
 	odp->private = child;
 	mutex_unlock(&odp->umem_mutex);
 	/* Under @lock nobody else inserts: only memory can fail. */
-	err = xa_insert(&imr->children, index, child, GFP_KERNEL);
+	err = xa_insert_bh(&imr->children, index, child, GFP_KERNEL);
 	if (err)
 		goto err_odp;
 	sroce_stats_add(&sdev->stats, SROCE_STAT_ODP_CHILDREN, 1);
@@ -285,7 +289,9 @@ static void imr_reap(struct work_struct *work)
 	mutex_lock(&imr->lock);
 	xa_for_each_marked(&imr->children, index, child,
 			   SROCE_ODP_CHILD_EMPTY) {
-		xa_clear_mark(&imr->children, index, SROCE_ODP_CHILD_EMPTY);
+		xa_lock_bh(&imr->children);
+		__xa_clear_mark(&imr->children, index, SROCE_ODP_CHILD_EMPTY);
+		xa_unlock_bh(&imr->children);
 		if (child_empty(child))
 			child_free(imr, child);
 	}
@@ -321,7 +327,11 @@ int sroce_odp_imr_reg(struct sroce_mr *mr, int access)
 	mmgrab(imr->mm);
 	imr->limit = imr->mm->task_size;
 	mutex_init(&imr->lock);
-	xa_init(&imr->children);
+	/*
+	 * The xarray's lock is taken under reg_lock, which the data path
+	 * takes in softirq: it is never held with bottom halves enabled.
+	 */
+	xa_init_flags(&imr->children, XA_FLAGS_LOCK_BH);
 	INIT_WORK(&imr->reap, imr_reap);
 	imr->mr = mr;
 	mr->imr = imr;
